@@ -1,0 +1,3 @@
+//! The `ferry` command.
+
+fn main() {}

@@ -1,0 +1,279 @@
+//! Classification of untrusted input: one line in, a valid message or the exact error
+//! response it deserves out. Never panics.
+//!
+//! The input is parsed once into an envelope of borrowed raw members, each member is then
+//! checked by JSON-RPC 2.0's rules, and only `params` / `result` are copied out, still raw.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::id::RequestId;
+use super::message::{
+    ErrorObject, ErrorResponse, JsonRpcVersion, Message, Notification, Request, Response,
+    ResultResponse,
+};
+
+/// The default largest message accepted: 4 MiB, the figure the official TypeScript SDK uses.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+
+/// What a line of input turned out to be.
+#[derive(Debug)]
+pub enum Inbound {
+    /// One valid message.
+    Single(Message),
+    /// A non-empty batch; each entry is classified on its own.
+    Batch(Vec<Result<Message, Rejected>>),
+    /// Input that is not a valid message (or batch).
+    Rejected(Rejected),
+}
+
+/// Input that cannot be processed, with the error response it deserves.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rejected {
+    /// The error response (id `null` when the id could not be read).
+    pub response: ErrorResponse,
+    /// Whether the response should be sent. `false` when the input was shaped like a
+    /// response (it has `result` or `error` and no `method`): JSON-RPC never answers a
+    /// response, so the receiver should log it and drop it.
+    pub reply: bool,
+}
+
+impl Rejected {
+    fn new(id: Option<RequestId>, error: ErrorObject) -> Self {
+        Rejected {
+            response: ErrorResponse::new(id, error),
+            reply: true,
+        }
+    }
+
+    fn silent(id: Option<RequestId>, error: ErrorObject) -> Self {
+        Rejected {
+            response: ErrorResponse::new(id, error),
+            reply: false,
+        }
+    }
+
+    /// The error code of the response.
+    pub fn code(&self) -> i64 {
+        self.response.error.code
+    }
+}
+
+/// Limits applied while classifying.
+#[derive(Clone, Copy, Debug)]
+pub struct ClassifyLimits {
+    /// Largest accepted input in bytes; larger input is rejected with `-32600` before any
+    /// parsing. Default: [`DEFAULT_MAX_MESSAGE_BYTES`].
+    pub max_message_bytes: usize,
+}
+
+impl Default for ClassifyLimits {
+    fn default() -> Self {
+        ClassifyLimits {
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+        }
+    }
+}
+
+/// Classify one line of input with the default limits. See [`classify_with`].
+pub fn classify(input: &[u8]) -> Inbound {
+    classify_with(input, &ClassifyLimits::default())
+}
+
+/// Classify one line of input (a single message or a batch).
+///
+/// - larger than the limit -> `-32600`, id `null`;
+/// - invalid UTF-8, invalid JSON, or nesting deeper than serde_json's 128 levels -> `-32700`,
+///   id `null`;
+/// - valid JSON that is not a valid message -> `-32600`, with the id when it can be read;
+/// - an empty batch -> `-32600`; each batch entry is classified like a single message, and
+///   an `initialize` request inside a batch is rejected with `-32600` (the lifecycle forbids
+///   batching it).
+pub fn classify_with(input: &[u8], limits: &ClassifyLimits) -> Inbound {
+    if input.len() > limits.max_message_bytes {
+        return Inbound::Rejected(Rejected::new(
+            None,
+            ErrorObject::invalid_request(format!(
+                "message of {} bytes exceeds the limit of {} bytes",
+                input.len(),
+                limits.max_message_bytes
+            )),
+        ));
+    }
+    let text = match std::str::from_utf8(input) {
+        Ok(text) => text,
+        Err(e) => {
+            return Inbound::Rejected(Rejected::new(
+                None,
+                ErrorObject::parse_error(format!("invalid UTF-8 at byte {}", e.valid_up_to())),
+            ));
+        }
+    };
+    let trimmed = text.trim_start_matches([' ', '\t', '\r', '\n']);
+    if trimmed.starts_with('[') {
+        classify_batch(text)
+    } else {
+        match classify_one(text) {
+            Ok(message) => Inbound::Single(message),
+            Err(rejected) => Inbound::Rejected(rejected),
+        }
+    }
+}
+
+fn classify_batch(text: &str) -> Inbound {
+    let entries: Vec<&RawValue> = match serde_json::from_str(text) {
+        Ok(entries) => entries,
+        Err(e) => return Inbound::Rejected(Rejected::new(None, json_error(&e))),
+    };
+    if entries.is_empty() {
+        return Inbound::Rejected(Rejected::new(
+            None,
+            ErrorObject::invalid_request("empty batch"),
+        ));
+    }
+    let classified = entries
+        .into_iter()
+        .map(|entry| match classify_one(entry.get()) {
+            Ok(Message::Request(r)) if r.method == "initialize" => Err(Rejected::new(
+                Some(r.id),
+                ErrorObject::invalid_request("initialize must not be part of a batch"),
+            )),
+            other => other,
+        })
+        .collect();
+    Inbound::Batch(classified)
+}
+
+/// The members of a message, each kept as borrowed raw JSON; `Some` even for `null`, so
+/// an explicit `"id": null` can be told apart from a missing id.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default, deserialize_with = "present")]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    method: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+fn json_error(e: &serde_json::Error) -> ErrorObject {
+    use serde_json::error::Category;
+    match e.classify() {
+        Category::Syntax | Category::Eof | Category::Io => ErrorObject::parse_error(e),
+        Category::Data => ErrorObject::invalid_request(e),
+    }
+}
+
+/// The id, if it is readable as a valid request id.
+fn readable_id(raw: Option<&RawValue>) -> Option<RequestId> {
+    raw.and_then(|r| serde_json::from_str(r.get()).ok())
+}
+
+fn is_null(raw: &RawValue) -> bool {
+    raw.get() == "null"
+}
+
+fn classify_one(text: &str) -> Result<Message, Rejected> {
+    let env: Envelope<'_> = match serde_json::from_str(text) {
+        Ok(env) => env,
+        Err(e) => {
+            // A syntax error anywhere is a parse error; a well-formed value that is not an
+            // object (or repeats a member) is an invalid request.
+            let error = json_error(&e);
+            let error = if e.classify() == serde_json::error::Category::Data
+                && !text.trim_start().starts_with('{')
+            {
+                ErrorObject::invalid_request("a message must be a JSON object")
+            } else {
+                error
+            };
+            return Err(Rejected::new(None, error));
+        }
+    };
+    if env.method.is_none() && (env.result.is_some() || env.error.is_some()) {
+        return classify_response(&env);
+    }
+    let id = readable_id(env.id);
+    let invalid = |detail: &str| Err(Rejected::new(id.clone(), ErrorObject::invalid_request(detail)));
+    match env.jsonrpc {
+        None => return invalid("missing \"jsonrpc\": \"2.0\""),
+        Some(v) if serde_json::from_str::<JsonRpcVersion>(v.get()).is_err() => {
+            return invalid("\"jsonrpc\" must be exactly \"2.0\"");
+        }
+        Some(_) => {}
+    }
+    let Some(method_raw) = env.method else {
+        return invalid("missing \"method\"");
+    };
+    let method = match serde_json::from_str::<Cow<'_, str>>(method_raw.get()) {
+        Ok(m) => m.into_owned(),
+        Err(_) => return invalid("\"method\" must be a string"),
+    };
+    if env.result.is_some() || env.error.is_some() {
+        return invalid("a request must not carry \"result\" or \"error\"");
+    }
+    let params = match env.params {
+        None => None,
+        Some(p) if p.get().starts_with('{') || p.get().starts_with('[') => Some(p.to_owned()),
+        Some(_) => return invalid("\"params\" must be an object or an array"),
+    };
+    match env.id {
+        None => Ok(Message::Notification(Notification {
+            jsonrpc: JsonRpcVersion,
+            method: Cow::Owned(method),
+            params,
+        })),
+        Some(raw) if is_null(raw) => invalid("a request id must not be null"),
+        Some(_) => match id {
+            Some(id) => Ok(Message::Request(Request {
+                jsonrpc: JsonRpcVersion,
+                id,
+                method: Cow::Owned(method),
+                params,
+            })),
+            None => invalid("a request id must be a string or an integer that fits in 64 bits"),
+        },
+    }
+}
+
+fn classify_response(env: &Envelope<'_>) -> Result<Message, Rejected> {
+    let id = readable_id(env.id);
+    let invalid = |detail: &str| Err(Rejected::silent(id.clone(), ErrorObject::invalid_request(detail)));
+    match env.jsonrpc {
+        Some(v) if serde_json::from_str::<JsonRpcVersion>(v.get()).is_ok() => {}
+        _ => return invalid("a response must carry \"jsonrpc\": \"2.0\""),
+    }
+    match (env.result, env.error) {
+        (Some(_), Some(_)) => invalid("a response must not carry both \"result\" and \"error\""),
+        (Some(result), None) => match id {
+            Some(id) => Ok(Message::Response(Response::Result(ResultResponse::new(
+                id,
+                result.to_owned(),
+            )))),
+            None => invalid("a result response needs a string or integer id"),
+        },
+        (None, Some(error)) => {
+            let Ok(error) = serde_json::from_str::<ErrorObject>(error.get()) else {
+                return invalid("\"error\" must be an object with an integer \"code\" and a string \"message\"");
+            };
+            match env.id {
+                Some(raw) if is_null(raw) => Ok(ErrorResponse::new(None, error).into()),
+                Some(_) if id.is_some() => Ok(ErrorResponse::new(id, error).into()),
+                _ => invalid("an error response needs an id (null when it could not be read)"),
+            }
+        }
+        (None, None) => invalid("a response needs \"result\" or \"error\""),
+    }
+}

@@ -1,0 +1,14 @@
+//! The JSON-RPC 2.0 core: ids, messages, batches, and classification of untrusted input.
+
+mod classify;
+mod id;
+mod message;
+
+pub use classify::{
+    ClassifyLimits, DEFAULT_MAX_MESSAGE_BYTES, Inbound, Rejected, classify, classify_with,
+};
+pub use id::RequestId;
+pub use message::{
+    ErrorObject, ErrorResponse, JsonRpcVersion, Message, Notification, RawJson, Request,
+    Response, ResultResponse, parse_params,
+};
