@@ -2,8 +2,10 @@
 //!
 //! No I/O, no async runtime: this crate is what goes over the wire and nothing else.
 
+pub mod conform;
 pub mod error_codes;
 pub mod jsonrpc;
+pub mod methods;
 pub mod types;
 pub mod version;
 
