@@ -83,6 +83,43 @@ impl Conform for serde_json::Value {
     }
 }
 
+/// Types that are the same in every revision that has them.
+macro_rules! conform_unchanged {
+    ($($ty:ty),* $(,)?) => {$(
+        impl Conform for $ty {
+            fn conform(&mut self, _: ProtocolVersion) -> Result<(), NotInRevision> {
+                Ok(())
+            }
+        }
+    )*};
+}
+conform_unchanged!(
+    Icon,
+    Role,
+    LoggingLevel,
+    ProgressToken,
+    crate::jsonrpc::RequestId,
+    ResultType,
+    CacheScope,
+    ToolAnnotations,
+    ToolExecution,
+    ModelHint,
+    ModelPreferences,
+    ToolChoice,
+    TaskMetadata,
+    RelatedTaskMetadata,
+    Task,
+    TaskStatus,
+    SubscriptionFilter,
+    Completion,
+    CompletionArgument,
+    CompletionContext,
+    String,
+    JsonObject,
+    UnsupportedProtocolVersionData,
+    MissingRequiredClientCapabilityData,
+);
+
 /// Results in 2026-07-28 carry `resultType`; earlier ones do not.
 fn result_type(field: &mut Option<ResultType>, v: ProtocolVersion) {
     if v.has(Feature::ResultType) {
