@@ -5,6 +5,7 @@ use super::Sample;
 
 mod content;
 mod features;
+mod interaction;
 mod protocol;
 
 /// Every sample.
@@ -12,6 +13,7 @@ pub fn all() -> Vec<Sample> {
     let mut all = Vec::new();
     all.extend(content::samples());
     all.extend(features::samples());
+    all.extend(interaction::samples());
     all.extend(protocol::samples());
     all
 }

@@ -1,0 +1,7 @@
+//! Samples (to be filled).
+
+use crate::schema::Sample;
+
+pub fn samples() -> Vec<Sample> {
+    Vec::new()
+}
