@@ -17,20 +17,32 @@ pub type InputRequests = IndexMap<String, InputRequest>;
 /// Answers to [`InputRequests`], under the same keys.
 pub type InputResponses = IndexMap<String, InputResponse>;
 
-/// One thing the server needs from the client: `{ method, params }`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "method", content = "params")]
+/// One thing the server needs from the client: `{ method, params }` (`params` omitted for
+/// a `roots/list` without `_meta`).
+#[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum InputRequest {
     /// `sampling/createMessage`.
-    #[serde(rename = "sampling/createMessage")]
     CreateMessage(CreateMessageRequestParams),
     /// `roots/list`.
-    #[serde(rename = "roots/list")]
     ListRoots(RequestParams),
     /// `elicitation/create`.
-    #[serde(rename = "elicitation/create")]
     Elicit(ElicitRequestParams),
+}
+
+impl Serialize for InputRequest {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("method", self.method())?;
+        match self {
+            InputRequest::CreateMessage(p) => map.serialize_entry("params", p)?,
+            InputRequest::ListRoots(p) if p.meta.is_none() => {}
+            InputRequest::ListRoots(p) => map.serialize_entry("params", p)?,
+            InputRequest::Elicit(p) => map.serialize_entry("params", p)?,
+        }
+        map.end()
+    }
 }
 
 impl InputRequest {
