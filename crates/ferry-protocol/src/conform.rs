@@ -46,7 +46,10 @@ pub trait Conform {
     fn conform(&mut self, version: ProtocolVersion) -> Result<(), NotInRevision>;
 }
 
-fn reject<T>(what: impl Into<Cow<'static, str>>, version: ProtocolVersion) -> Result<T, NotInRevision> {
+fn reject<T>(
+    what: impl Into<Cow<'static, str>>,
+    version: ProtocolVersion,
+) -> Result<T, NotInRevision> {
     Err(NotInRevision {
         what: what.into(),
         version,
@@ -162,7 +165,11 @@ impl Conform for RequestMeta {
 
 impl Conform for ResultMeta {
     fn conform(&mut self, v: ProtocolVersion) -> Result<(), NotInRevision> {
-        keep_if!(v.has(Feature::RequestMeta), self.server_info, self.subscription_id);
+        keep_if!(
+            v.has(Feature::RequestMeta),
+            self.server_info,
+            self.subscription_id
+        );
         keep_if!(v.has(Feature::Tasks), self.related_task);
         self.server_info.conform(v)
     }
@@ -179,7 +186,12 @@ impl Conform for NotificationMeta {
 impl Conform for Implementation {
     fn conform(&mut self, v: ProtocolVersion) -> Result<(), NotInRevision> {
         keep_if!(v.has(Feature::Titles), self.title);
-        keep_if!(v.has(Feature::Icons), self.description, self.icons, self.website_url);
+        keep_if!(
+            v.has(Feature::Icons),
+            self.description,
+            self.icons,
+            self.website_url
+        );
         Ok(())
     }
 }
@@ -299,7 +311,11 @@ impl Conform for Tool {
 impl Conform for CallToolRequestParams {
     fn conform(&mut self, v: ProtocolVersion) -> Result<(), NotInRevision> {
         tasks_only(&mut self.task, v);
-        keep_if!(v.has(Feature::InputRequired), self.input_responses, self.request_state);
+        keep_if!(
+            v.has(Feature::InputRequired),
+            self.input_responses,
+            self.request_state
+        );
         self.input_responses.conform(v)?;
         self.meta.conform(v)
     }
@@ -377,7 +393,11 @@ impl Conform for PromptMessage {
 
 impl Conform for GetPromptRequestParams {
     fn conform(&mut self, v: ProtocolVersion) -> Result<(), NotInRevision> {
-        keep_if!(v.has(Feature::InputRequired), self.input_responses, self.request_state);
+        keep_if!(
+            v.has(Feature::InputRequired),
+            self.input_responses,
+            self.request_state
+        );
         self.input_responses.conform(v)?;
         self.meta.conform(v)
     }
@@ -393,7 +413,11 @@ impl Conform for GetPromptResult {
 
 impl Conform for ReadResourceRequestParams {
     fn conform(&mut self, v: ProtocolVersion) -> Result<(), NotInRevision> {
-        keep_if!(v.has(Feature::InputRequired), self.input_responses, self.request_state);
+        keep_if!(
+            v.has(Feature::InputRequired),
+            self.input_responses,
+            self.request_state
+        );
         self.input_responses.conform(v)?;
         self.meta.conform(v)
     }
@@ -439,10 +463,18 @@ impl Conform for ClientCapabilities {
             keep_if!(v.has(Feature::RootsListChanged), roots.list_changed);
         }
         if let Some(sampling) = &mut self.sampling {
-            keep_if!(v.has(Feature::SamplingTools), sampling.context, sampling.tools);
+            keep_if!(
+                v.has(Feature::SamplingTools),
+                sampling.context,
+                sampling.tools
+            );
         }
         if let Some(elicitation) = &mut self.elicitation {
-            keep_if!(v.has(Feature::UrlElicitation), elicitation.form, elicitation.url);
+            keep_if!(
+                v.has(Feature::UrlElicitation),
+                elicitation.form,
+                elicitation.url
+            );
         }
         Ok(())
     }
@@ -764,19 +796,53 @@ macro_rules! conform_message_enum {
 }
 
 conform_message_enum!(ClientRequest {
-    Initialize, Ping, Discover, ListTools, CallTool, ListResources, ListResourceTemplates,
-    ReadResource, Subscribe, Unsubscribe, ListPrompts, GetPrompt, Complete, SetLevel,
-    SubscriptionsListen, GetTask, GetTaskPayload, ListTasks, CancelTask,
+    Initialize,
+    Ping,
+    Discover,
+    ListTools,
+    CallTool,
+    ListResources,
+    ListResourceTemplates,
+    ReadResource,
+    Subscribe,
+    Unsubscribe,
+    ListPrompts,
+    GetPrompt,
+    Complete,
+    SetLevel,
+    SubscriptionsListen,
+    GetTask,
+    GetTaskPayload,
+    ListTasks,
+    CancelTask,
 });
 conform_message_enum!(ServerRequest {
-    Ping, CreateMessage, ListRoots, Elicit, GetTask, GetTaskPayload, ListTasks, CancelTask,
+    Ping,
+    CreateMessage,
+    ListRoots,
+    Elicit,
+    GetTask,
+    GetTaskPayload,
+    ListTasks,
+    CancelTask,
 });
 conform_message_enum!(ClientNotification {
-    Initialized, Cancelled, Progress, RootsListChanged, TaskStatus,
+    Initialized,
+    Cancelled,
+    Progress,
+    RootsListChanged,
+    TaskStatus,
 });
 conform_message_enum!(ServerNotification {
-    Cancelled, Progress, LoggingMessage, ToolListChanged, PromptListChanged,
-    ResourceListChanged, ResourceUpdated, ElicitationComplete, TaskStatus,
+    Cancelled,
+    Progress,
+    LoggingMessage,
+    ToolListChanged,
+    PromptListChanged,
+    ResourceListChanged,
+    ResourceUpdated,
+    ElicitationComplete,
+    TaskStatus,
     SubscriptionsAcknowledged,
 });
 
@@ -806,7 +872,10 @@ mod tests {
         let mut r = ListToolsResult::default();
         r.conform(V2026_07_28).expect("conforms");
         assert_eq!(r.result_type, Some(ResultType::Complete));
-        assert_eq!((r.ttl_ms, r.cache_scope), (Some(0), Some(CacheScope::Private)));
+        assert_eq!(
+            (r.ttl_ms, r.cache_scope),
+            (Some(0), Some(CacheScope::Private))
+        );
         r.conform(V2025_06_18).expect("conforms");
         assert_eq!((r.result_type, r.ttl_ms, r.cache_scope), (None, None, None));
     }

@@ -149,7 +149,11 @@ impl ProtocolVersion {
         use ProtocolVersion::*;
         let session = self.era() == Era::Session;
         match feature {
-            InitializeHandshake | Ping | SetLevel | ResourceSubscribe | RootsListChanged
+            InitializeHandshake
+            | Ping
+            | SetLevel
+            | ResourceSubscribe
+            | RootsListChanged
             | ServerToClientRequests => session,
             Batches => self == V2025_03_26,
             AudioContent | ToolAnnotations | CompletionsCapability | ProgressMessage => {

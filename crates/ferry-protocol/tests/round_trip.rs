@@ -9,7 +9,9 @@
 use std::path::{Path, PathBuf};
 
 use ferry_protocol::jsonrpc::{Inbound, Message, Response, classify};
-use ferry_protocol::methods::{ClientNotification, ClientRequest, ServerNotification, ServerRequest};
+use ferry_protocol::methods::{
+    ClientNotification, ClientRequest, ServerNotification, ServerRequest,
+};
 use ferry_protocol::types::*;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -31,7 +33,9 @@ fn json_eq(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b))
         }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
         }
         _ => a == b,
     }
@@ -118,7 +122,11 @@ fn message_round_trip(value: &Value) -> Result<Value, String> {
     };
     let absent_params = value.get("params").is_none();
     let params_back = |p: Value| -> Option<Value> {
-        if absent_params && p == json!({}) { None } else { Some(p) }
+        if absent_params && p == json!({}) {
+            None
+        } else {
+            Some(p)
+        }
     };
     match message {
         Message::Request(r) => {
@@ -137,9 +145,7 @@ fn message_round_trip(value: &Value) -> Result<Value, String> {
             let params = n.params.as_deref();
             let typed = ClientNotification::parse(&n.method, params)
                 .map(|t| t.params_value())
-                .or_else(|_| {
-                    ServerNotification::parse(&n.method, params).map(|t| t.params_value())
-                })
+                .or_else(|_| ServerNotification::parse(&n.method, params).map(|t| t.params_value()))
                 .map_err(|e| unknown_or(e, &n.method))?;
             let mut out = json!({"jsonrpc": "2.0", "method": n.method});
             if let Some(p) = params_back(typed) {
@@ -151,7 +157,9 @@ fn message_round_trip(value: &Value) -> Result<Value, String> {
             let result: Value = serde_json::from_str(r.result.get()).map_err(|e| e.to_string())?;
             Ok(json!({"jsonrpc": "2.0", "id": r.id, "result": result_via_shape(&result)?}))
         }
-        Message::Response(Response::Error(e)) => serde_json::to_value(&e).map_err(|e| e.to_string()),
+        Message::Response(Response::Error(e)) => {
+            serde_json::to_value(&e).map_err(|e| e.to_string())
+        }
     }
 }
 
@@ -255,7 +263,9 @@ impl Tally {
             Ok(back) => self.failures.push(format!(
                 "{origin}: round trip changed the JSON\n    in:  {original}\n    out: {back}"
             )),
-            Err(e) => self.failures.push(format!("{origin}: {e}\n    in:  {original}")),
+            Err(e) => self
+                .failures
+                .push(format!("{origin}: {e}\n    in:  {original}")),
         }
     }
 
@@ -275,19 +285,29 @@ impl Tally {
 fn spec_examples_round_trip() {
     let root = spec_dir().join("2026-07-28/examples");
     let mut tally = Tally::new();
-    let mut dirs: Vec<_> = std::fs::read_dir(&root).expect("examples").flatten().collect();
+    let mut dirs: Vec<_> = std::fs::read_dir(&root)
+        .expect("examples")
+        .flatten()
+        .collect();
     dirs.sort_by_key(|d| d.file_name());
     for dir in dirs {
         let type_name = dir.file_name().to_string_lossy().into_owned();
-        let mut files: Vec<_> = std::fs::read_dir(dir.path()).expect("dir").flatten().collect();
+        let mut files: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("dir")
+            .flatten()
+            .collect();
         files.sort_by_key(|f| f.file_name());
         for file in files {
             let text = std::fs::read_to_string(file.path()).expect("example");
             let value: Value = serde_json::from_str(&text).expect("example is JSON");
-            let origin = format!("examples/{type_name}/{}", file.file_name().to_string_lossy());
+            let origin = format!(
+                "examples/{type_name}/{}",
+                file.file_name().to_string_lossy()
+            );
             let mut value = value;
-            if let Some((_, member, why)) =
-                EXAMPLE_EXCEPTIONS.iter().find(|(f, _, _)| origin.ends_with(f))
+            if let Some((_, member, why)) = EXAMPLE_EXCEPTIONS
+                .iter()
+                .find(|(f, _, _)| origin.ends_with(f))
             {
                 println!("exception {origin}: {why}");
                 value.as_object_mut().map(|o| o.remove(*member));

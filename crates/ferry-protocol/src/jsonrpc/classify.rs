@@ -4,6 +4,10 @@
 //! The input is parsed once into an envelope of borrowed raw members, each member is then
 //! checked by JSON-RPC 2.0's rules, and only `params` / `result` are copied out, still raw.
 
+// `Rejected` (an error response) is large, but it is the rare path and is moved once;
+// boxing it would add an allocation to the path without saving one.
+#![allow(clippy::result_large_err)]
+
 use std::borrow::Cow;
 
 use serde::Deserialize;
@@ -85,8 +89,12 @@ pub fn classify(input: &[u8]) -> Inbound {
 /// Classify one line of input (a single message or a batch).
 ///
 /// - larger than the limit -> `-32600`, id `null`;
-/// - invalid UTF-8, invalid JSON, or nesting deeper than serde_json's 128 levels -> `-32700`,
-///   id `null`;
+/// - invalid UTF-8, invalid JSON (including strings with lone surrogates, which have no
+///   Unicode reading) -> `-32700`, id `null`;
+/// - nesting: the envelope members (`jsonrpc`, `id`, `method`) are parsed with serde_json's
+///   128-level limit; `params`, `result` and unknown members stay raw and are only skimmed
+///   here (without recursion, so no depth can overflow the stack); parsing them into their
+///   type later applies the same 128-level limit and answers `-32602`;
 /// - valid JSON that is not a valid message -> `-32600`, with the id when it can be read;
 /// - an empty batch -> `-32600`; each batch entry is classified like a single message, and
 ///   an `initialize` request inside a batch is rejected with `-32600` (the lifecycle forbids
@@ -181,32 +189,57 @@ fn readable_id(raw: Option<&RawValue>) -> Option<RequestId> {
     raw.and_then(|r| serde_json::from_str(r.get()).ok())
 }
 
+/// A JSON string whose escapes do not decode to Unicode (a lone surrogate).
+fn not_unicode(raw: &RawValue) -> bool {
+    raw.get().starts_with('"')
+        && serde_json::from_str::<Cow<'_, str>>(raw.get())
+            .is_err_and(|e| e.classify() == serde_json::error::Category::Syntax)
+}
+
 fn is_null(raw: &RawValue) -> bool {
     raw.get() == "null"
 }
 
 fn classify_one(text: &str) -> Result<Message, Rejected> {
+    if !text
+        .trim_start_matches([' ', '\t', '\r', '\n'])
+        .starts_with('{')
+    {
+        // Valid JSON that is not an object is an invalid request; anything else a parse error.
+        let error = match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+            Ok(_) => ErrorObject::invalid_request("a message must be a JSON object"),
+            Err(e) => json_error(&e),
+        };
+        return Err(Rejected::new(None, error));
+    }
     let env: Envelope<'_> = match serde_json::from_str(text) {
         Ok(env) => env,
         Err(e) => {
-            // A syntax error anywhere is a parse error; a well-formed value that is not an
-            // object (or repeats a member) is an invalid request.
-            let error = json_error(&e);
-            let error = if e.classify() == serde_json::error::Category::Data
-                && !text.trim_start().starts_with('{')
-            {
-                ErrorObject::invalid_request("a message must be a JSON object")
-            } else {
-                error
-            };
-            return Err(Rejected::new(None, error));
+            // A syntax error anywhere is a parse error; an object that repeats a member is
+            // an invalid request.
+            return Err(Rejected::new(None, json_error(&e)));
         }
     };
     if env.method.is_none() && (env.result.is_some() || env.error.is_some()) {
         return classify_response(&env);
     }
+    if let Some(bad) = [env.id, env.method]
+        .into_iter()
+        .flatten()
+        .find(|r| not_unicode(r))
+    {
+        return Err(Rejected::new(
+            None,
+            ErrorObject::parse_error(format!("string {} is not valid Unicode", bad.get())),
+        ));
+    }
     let id = readable_id(env.id);
-    let invalid = |detail: &str| Err(Rejected::new(id.clone(), ErrorObject::invalid_request(detail)));
+    let invalid = |detail: &str| {
+        Err(Rejected::new(
+            id.clone(),
+            ErrorObject::invalid_request(detail),
+        ))
+    };
     match env.jsonrpc {
         None => return invalid("missing \"jsonrpc\": \"2.0\""),
         Some(v) if serde_json::from_str::<JsonRpcVersion>(v.get()).is_err() => {
@@ -250,7 +283,12 @@ fn classify_one(text: &str) -> Result<Message, Rejected> {
 
 fn classify_response(env: &Envelope<'_>) -> Result<Message, Rejected> {
     let id = readable_id(env.id);
-    let invalid = |detail: &str| Err(Rejected::silent(id.clone(), ErrorObject::invalid_request(detail)));
+    let invalid = |detail: &str| {
+        Err(Rejected::silent(
+            id.clone(),
+            ErrorObject::invalid_request(detail),
+        ))
+    };
     match env.jsonrpc {
         Some(v) if serde_json::from_str::<JsonRpcVersion>(v.get()).is_ok() => {}
         _ => return invalid("a response must carry \"jsonrpc\": \"2.0\""),
@@ -266,7 +304,9 @@ fn classify_response(env: &Envelope<'_>) -> Result<Message, Rejected> {
         },
         (None, Some(error)) => {
             let Ok(error) = serde_json::from_str::<ErrorObject>(error.get()) else {
-                return invalid("\"error\" must be an object with an integer \"code\" and a string \"message\"");
+                return invalid(
+                    "\"error\" must be an object with an integer \"code\" and a string \"message\"",
+                );
             };
             match env.id {
                 Some(raw) if is_null(raw) => Ok(ErrorResponse::new(None, error).into()),

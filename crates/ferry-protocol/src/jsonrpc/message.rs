@@ -34,7 +34,9 @@ impl<'de> Deserialize<'de> for JsonRpcVersion {
         if s == "2.0" {
             Ok(JsonRpcVersion)
         } else {
-            Err(de::Error::custom(format!("jsonrpc must be \"2.0\", not {s:?}")))
+            Err(de::Error::custom(format!(
+                "jsonrpc must be \"2.0\", not {s:?}"
+            )))
         }
     }
 }

@@ -216,4 +216,3 @@ pub struct RequestParams {
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<super::meta::RequestMeta>,
 }
-

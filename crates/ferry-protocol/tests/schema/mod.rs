@@ -111,7 +111,10 @@ impl RevisionSchema {
             .keys()
             .map(|n| (n.clone(), build(&schema[defs_key], n)))
             .collect();
-        let strict = defs.keys().map(|n| (n.clone(), build(&strict_defs, n))).collect();
+        let strict = defs
+            .keys()
+            .map(|n| (n.clone(), build(&strict_defs, n)))
+            .collect();
         RevisionSchema {
             version,
             label,
@@ -328,9 +331,10 @@ pub fn check_revision(schema: &RevisionSchema, samples: &[Sample]) -> Report {
                 continue;
             }
             (Err(e), true) => {
-                report
-                    .failures
-                    .push(format!("{} #{i} {}: conform refused: {e}", schema.label, sample.name));
+                report.failures.push(format!(
+                    "{} #{i} {}: conform refused: {e}",
+                    schema.label, sample.name
+                ));
                 continue;
             }
         };
