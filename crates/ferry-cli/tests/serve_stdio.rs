@@ -1,0 +1,141 @@
+//! `ferry serve` as a real process on stdio: a scripted session of both eras, malformed
+//! input, stdout carrying only protocol messages, and a clean exit on stdin EOF.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+fn run(lines: &[Value], raw_tail: &[&[u8]]) -> (Vec<Value>, String, bool) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .arg("serve")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn ferry serve");
+    {
+        let mut stdin = child.stdin.take().expect("stdin");
+        for line in lines {
+            writeln!(stdin, "{line}").expect("write");
+        }
+        for raw in raw_tail {
+            stdin.write_all(raw).expect("write");
+            stdin.write_all(b"\n").expect("write");
+        }
+    } // EOF
+    let out = child.wait_with_output().expect("wait");
+    let stdout = String::from_utf8(out.stdout).expect("stdout is UTF-8");
+    let replies = stdout
+        .lines()
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|e| panic!("non-JSON on stdout {l:?}: {e}"))
+        })
+        .collect();
+    (
+        replies,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.success(),
+    )
+}
+
+fn init(id: i64, version: &str) -> Value {
+    json!({"jsonrpc":"2.0","id":id,"method":"initialize","params":{
+        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name":"t","version":"1"}}})
+}
+
+#[test]
+fn session_era_handshake_tools_and_errors() {
+    let (replies, _, ok) = run(
+        &[
+            json!({"jsonrpc":"2.0","id":0,"method":"tools/list"}),
+            init(1, "2024-11-05"),
+            json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+            json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}),
+            json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope"}}),
+            init(4, "2025-06-18"),
+            json!({"jsonrpc":"2.0","id":5,"method":"elicitation/create","params":{}}),
+        ],
+        &[b"{not json", b"\xff\xfe"],
+    );
+    assert!(ok, "exits 0 on EOF");
+    assert_eq!(replies.len(), 8, "{replies:#?}");
+    assert_eq!(
+        replies[0]["error"]["code"], -32600,
+        "tools/list before initialize"
+    );
+    assert_eq!(replies[1]["result"]["protocolVersion"], "2024-11-05");
+    assert!(
+        replies[1]["result"]["serverInfo"].get("title").is_none(),
+        "no title in 2024-11-05"
+    );
+    assert_eq!(replies[2]["result"]["content"][0]["text"], "hi");
+    assert_eq!(
+        replies[3]["result"]["isError"], true,
+        "tool failure is a result"
+    );
+    assert_eq!(replies[4]["error"]["code"], -32600, "second initialize");
+    assert_eq!(
+        replies[5]["error"]["code"], -32601,
+        "server has no elicitation/create"
+    );
+    assert_eq!(
+        (
+            replies[6]["id"].clone(),
+            replies[6]["error"]["code"].clone()
+        ),
+        (Value::Null, json!(-32700))
+    );
+    assert_eq!(replies[7]["error"]["code"], -32700, "invalid UTF-8");
+}
+
+#[test]
+fn negotiation_answers_newest_session_revision_for_unknown() {
+    let (replies, _, _) = run(&[init(1, "1999-01-01")], &[]);
+    assert_eq!(replies[0]["result"]["protocolVersion"], "2025-11-25");
+}
+
+#[test]
+fn stateless_era_requests_carry_their_own_version() {
+    let meta = |v: &str| json!({"io.modelcontextprotocol/protocolVersion": v, "io.modelcontextprotocol/clientCapabilities": {}});
+    let (replies, _, _) = run(
+        &[
+            json!({"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta": meta("2026-07-28")}}),
+            json!({"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta": meta("2026-07-28")}}),
+            json!({"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta": meta("2030-01-01")}}),
+            json!({"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}}),
+        ],
+        &[],
+    );
+    assert_eq!(replies[0]["result"]["supportedVersions"][0], "2026-07-28");
+    assert_eq!(replies[0]["result"]["resultType"], "complete");
+    assert_eq!(replies[1]["result"]["ttlMs"], 0);
+    assert_eq!(replies[1]["result"]["cacheScope"], "private");
+    assert_eq!(replies[2]["error"]["code"], -32022);
+    assert_eq!(replies[2]["error"]["data"]["requested"], "2030-01-01");
+    assert_eq!(
+        replies[3]["error"]["code"], -32602,
+        "missing client capabilities"
+    );
+}
+
+#[test]
+fn batches_only_in_2025_03_26() {
+    let batch = r#"[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":3,"method":"initialize","params":{}}]"#;
+    let (replies, _, _) = run(&[init(1, "2025-03-26")], &[batch.as_bytes(), b"[]"]);
+    let answers = replies[1].as_array().expect("batch reply");
+    assert_eq!(
+        answers.len(),
+        2,
+        "no reply to the notification: {answers:?}"
+    );
+    assert_eq!(answers[0]["result"], json!({}));
+    assert_eq!(answers[1]["error"]["code"], -32600, "initialize in a batch");
+    assert_eq!(replies[2]["error"]["code"], -32600, "empty batch");
+
+    let (replies, _, _) = run(&[init(1, "2025-06-18")], &[batch.as_bytes()]);
+    assert_eq!(
+        replies[1]["error"]["code"], -32600,
+        "batches refused after 2025-03-26"
+    );
+}
