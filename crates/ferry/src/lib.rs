@@ -1,8 +1,10 @@
 //! Ferry: Model Context Protocol servers and clients for every revision, in both eras.
 //!
-//! This crate will hold the engine both ends share, the server, the client and the
-//! transports, each behind a feature. Today it is the facade over the wire types:
-//! [`protocol`] re-exports the `ferry-protocol` crate.
+//! - [`protocol`]: the wire types (the `ferry-protocol` crate).
+//! - [`engine`] (feature `engine`, on by default): the peer engine both ends share, with
+//!   in-memory and newline-delimited stream transports.
+//!
+//! The server, client and HTTP transports arrive with their issues.
 //!
 //! ```
 //! use ferry::protocol::{ProtocolVersion, VersionSet, Era};
@@ -12,3 +14,6 @@
 //! ```
 
 pub use ferry_protocol as protocol;
+
+#[cfg(feature = "engine")]
+pub mod engine;

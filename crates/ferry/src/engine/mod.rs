@@ -1,0 +1,81 @@
+//! The peer engine shared by server and client.
+//!
+//! One engine runs one connection. It reads frames from a [`Transport`], classifies them
+//! (`ferry_protocol::jsonrpc::classify`), and:
+//!
+//! - runs each incoming request in its own task, at most
+//!   [`EngineConfig::max_concurrent_requests`] at a time, each with a cancellation token,
+//!   and sends exactly one response (none when the peer cancelled it);
+//! - turns a panicking handler into `-32603` naming the method and id, and keeps serving;
+//! - handles notifications in arrival order; `notifications/cancelled` stops the named
+//!   handler; `notifications/progress` goes to the outgoing request it belongs to;
+//! - answers `ping` itself at any time;
+//! - correlates responses with outgoing requests made through the [`Peer`] handle
+//!   (timeouts, cancellation on drop, late responses dropped with a debug log);
+//! - writes through a bounded queue, so a slow peer slows its senders.
+//!
+//! Roles (server, client) implement [`Handler`]; the engine knows no MCP method but
+//! `ping` and the two notifications above.
+
+mod config;
+mod dispatch;
+mod peer;
+mod progress;
+mod transport;
+
+use std::future::Future;
+
+use ferry_protocol::RequestId;
+use ferry_protocol::jsonrpc::{ErrorObject, Notification, RawJson, Request};
+use tokio_util::sync::CancellationToken;
+
+pub use config::EngineConfig;
+pub use dispatch::{Engine, EngineHandle};
+pub use peer::{CallError, CallOptions, Peer};
+pub use progress::{ProgressError, ProgressReporter};
+pub use transport::{Frame, Transport, TransportEvent};
+
+/// The outcome of an incoming request: a raw result or an error.
+pub type HandlerResult = Result<RawJson, ErrorObject>;
+
+/// What an incoming request's handler gets besides the request.
+#[derive(Clone, Debug)]
+pub struct RequestContext {
+    /// The request's id.
+    pub id: RequestId,
+    /// Cancelled when the peer cancels the request or the connection ends.
+    pub cancel: CancellationToken,
+    /// Present when the peer asked for progress (`_meta.progressToken`).
+    pub progress: Option<ProgressReporter>,
+    /// The other side, for requests and notifications of the handler's own.
+    pub peer: Peer,
+}
+
+/// A role on top of the engine: answers requests, receives notifications.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot handle MCP messages",
+    note = "implement `ferry::engine::Handler` (or use the server or client builders)"
+)]
+pub trait Handler: Send + Sync + 'static {
+    /// Answer a request. Runs concurrently with other requests; dropped (no response is
+    /// sent) if the peer cancels it.
+    fn request(
+        &self,
+        request: Request,
+        context: RequestContext,
+    ) -> impl Future<Output = HandlerResult> + Send;
+
+    /// Receive a notification. Notifications are delivered one at a time, in arrival
+    /// order.
+    fn notification(
+        &self,
+        notification: Notification,
+        peer: &Peer,
+    ) -> impl Future<Output = ()> + Send;
+
+    /// Whether a JSON-RPC batch may be answered now (MCP allows batches only in
+    /// 2025-03-26). Default: no.
+    fn accepts_batches(&self) -> bool {
+        false
+    }
+}

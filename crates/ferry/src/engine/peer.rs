@@ -1,0 +1,265 @@
+//! The handle for talking to the other side: outgoing requests correlated with their
+//! responses (timeouts, cancellation on drop, progress), and notifications.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ferry_protocol::RequestId;
+use ferry_protocol::jsonrpc::{ErrorObject, Notification, RawJson, Request};
+use ferry_protocol::types::{CancelledNotificationParams, ProgressNotificationParams};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio::sync::{mpsc, oneshot};
+
+use super::transport::Frame;
+
+/// Why an outgoing request failed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CallError {
+    /// The peer answered with an error.
+    #[error("the peer answered with error {}: {}", .0.code, .0.message)]
+    Rpc(ErrorObject),
+    /// No response within the timeout; the request was cancelled.
+    #[error("no response within {0:?}; the request was cancelled")]
+    Timeout(Duration),
+    /// The connection ended before the response arrived.
+    #[error("connection lost before the response arrived")]
+    ConnectionClosed,
+    /// The params could not be serialized.
+    #[error("the params could not be serialized: {0}")]
+    Serialize(String),
+    /// The result did not have the expected shape.
+    #[error("the result did not have the expected shape: {0}")]
+    InvalidResult(String),
+}
+
+type Reply = Result<RawJson, CallError>;
+
+struct Pending {
+    reply: oneshot::Sender<Reply>,
+    progress: Option<mpsc::Sender<ProgressNotificationParams>>,
+}
+
+pub(crate) struct Shared {
+    pub(crate) out: mpsc::Sender<Frame>,
+    pending: Mutex<HashMap<RequestId, Pending>>,
+    next_id: AtomicI64,
+    pub(crate) default_timeout: Duration,
+}
+
+/// A handle to the peer on the other end of a connection. Cheap to clone.
+#[derive(Clone)]
+pub struct Peer {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Peer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Peer").finish_non_exhaustive()
+    }
+}
+
+/// Options of one outgoing request.
+#[derive(Debug, Default)]
+pub struct CallOptions {
+    /// Overrides the engine's default request timeout.
+    pub timeout: Option<Duration>,
+    /// Receives the peer's progress notifications for this request; a progress token is
+    /// added to the request's `_meta`.
+    pub progress: Option<mpsc::Sender<ProgressNotificationParams>>,
+}
+
+impl Peer {
+    pub(crate) fn new(out: mpsc::Sender<Frame>, default_timeout: Duration) -> Self {
+        Peer {
+            shared: Arc::new(Shared {
+                out,
+                pending: Mutex::new(HashMap::new()),
+                next_id: AtomicI64::new(1),
+                default_timeout,
+            }),
+        }
+    }
+
+    /// Send a request and wait for its result, with the default timeout.
+    pub async fn request<P, R>(&self, method: &'static str, params: &P) -> Result<R, CallError>
+    where
+        P: Serialize + ?Sized,
+        R: DeserializeOwned,
+    {
+        let raw = self.call(method, params, CallOptions::default()).await?;
+        serde_json::from_str(raw.get()).map_err(|e| CallError::InvalidResult(e.to_string()))
+    }
+
+    /// Send a request and wait for its raw result.
+    ///
+    /// Dropping the returned future cancels the request: the peer is sent
+    /// `notifications/cancelled`. So does a timeout.
+    pub async fn call<P>(
+        &self,
+        method: impl Into<Cow<'static, str>>,
+        params: &P,
+        options: CallOptions,
+    ) -> Result<RawJson, CallError>
+    where
+        P: Serialize + ?Sized,
+    {
+        let id = RequestId::Number(self.shared.next_id.fetch_add(1, Ordering::Relaxed));
+        let params = match &options.progress {
+            None => serde_json::value::to_raw_value(params),
+            Some(_) => with_progress_token(params, &id),
+        }
+        .map_err(|e| CallError::Serialize(e.to_string()))?;
+        if !(params.get().starts_with('{') || params.get().starts_with('[')) {
+            return Err(CallError::Serialize(
+                "params must serialize to a JSON object or array".into(),
+            ));
+        }
+        let frame = serde_json::to_vec(&Request::new(id.clone(), method, params))
+            .map_err(|e| CallError::Serialize(e.to_string()))?;
+        let (tx, rx) = oneshot::channel();
+        self.lock().insert(
+            id.clone(),
+            Pending {
+                reply: tx,
+                progress: options.progress,
+            },
+        );
+        let guard = CancelOnDrop {
+            peer: self,
+            id: Some(id),
+        };
+        if self.shared.out.send(frame).await.is_err() {
+            return Err(CallError::ConnectionClosed);
+        }
+        let timeout = options.timeout.unwrap_or(self.shared.default_timeout);
+        let outcome = tokio::time::timeout(timeout, rx).await;
+        match outcome {
+            Ok(Ok(reply)) => {
+                guard.disarm();
+                reply
+            }
+            Ok(Err(_)) => {
+                guard.disarm();
+                Err(CallError::ConnectionClosed)
+            }
+            Err(_) => Err(CallError::Timeout(timeout)), // the guard sends the cancellation
+        }
+    }
+
+    /// Send a notification.
+    pub async fn notify<P>(&self, method: &'static str, params: &P) -> Result<(), CallError>
+    where
+        P: Serialize + ?Sized,
+    {
+        let frame = serde_json::to_vec(&Notification::new(method, params))
+            .map_err(|e| CallError::Serialize(e.to_string()))?;
+        self.send_frame(frame).await
+    }
+
+    pub(crate) async fn send_frame(&self, frame: Frame) -> Result<(), CallError> {
+        self.shared
+            .out
+            .send(frame)
+            .await
+            .map_err(|_| CallError::ConnectionClosed)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, Pending>> {
+        // A panic while holding this lock cannot leave the map inconsistent (single
+        // inserts and removes), so a poisoned lock is still usable.
+        self.shared
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Deliver a response from the peer. Returns false for an id nobody waits for.
+    pub(crate) fn resolve(&self, id: &RequestId, reply: Reply) -> bool {
+        match self.lock().remove(id) {
+            Some(pending) => {
+                let _ = pending.reply.send(reply);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Route a progress notification to the request whose token it names.
+    pub(crate) fn route_progress(&self, params: ProgressNotificationParams) -> bool {
+        let id = match &params.progress_token {
+            ferry_protocol::types::ProgressToken::Number(n) => RequestId::Number(*n),
+            ferry_protocol::types::ProgressToken::String(s) => RequestId::String(s.clone()),
+        };
+        let sender = self.lock().get(&id).and_then(|p| p.progress.clone());
+        match sender {
+            Some(sender) => sender.try_send(params).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Fail every waiting request: the connection is gone.
+    pub(crate) fn close_all(&self) {
+        let drained: Vec<_> = self.lock().drain().collect();
+        for (_, pending) in drained {
+            let _ = pending.reply.send(Err(CallError::ConnectionClosed));
+        }
+    }
+
+    /// How many outgoing requests wait for a response.
+    pub fn pending_requests(&self) -> usize {
+        self.lock().len()
+    }
+}
+
+fn with_progress_token<P: Serialize + ?Sized>(
+    params: &P,
+    id: &RequestId,
+) -> Result<RawJson, serde_json::Error> {
+    let mut value = serde_json::to_value(params)?;
+    if let serde_json::Value::Object(map) = &mut value {
+        let meta = map
+            .entry("_meta")
+            .or_insert_with(|| serde_json::Value::Object(Default::default()));
+        if let serde_json::Value::Object(meta) = meta {
+            meta.insert("progressToken".into(), serde_json::to_value(id)?);
+        }
+    }
+    serde_json::value::to_raw_value(&value)
+}
+
+/// Removes a pending request and tells the peer it is cancelled, unless disarmed.
+struct CancelOnDrop<'a> {
+    peer: &'a Peer,
+    id: Option<RequestId>,
+}
+
+impl CancelOnDrop<'_> {
+    fn disarm(mut self) {
+        self.id = None;
+    }
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        if self.peer.lock().remove(&id).is_none() {
+            return;
+        }
+        let params = CancelledNotificationParams {
+            request_id: Some(id),
+            reason: Some("cancelled by the caller".into()),
+            meta: None,
+        };
+        if let Ok(frame) = serde_json::to_vec(&Notification::new("notifications/cancelled", params))
+        {
+            // Drop cannot wait: a full queue loses the cancellation, and the late response
+            // is dropped when it arrives.
+            let _ = self.peer.shared.out.try_send(frame);
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! Transports as the engine sees them: whole frames in, whole frames out, over bounded
+//! channels. A frame is one JSON text (a message or a batch) without its newline.
+//!
+//! Every concrete transport (stdio, a child process, in-memory, an HTTP session) pumps
+//! frames into and out of these channels, so the engine knows no I/O.
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+/// One complete JSON text.
+pub type Frame = Vec<u8>;
+
+/// What a transport delivers to the engine.
+#[derive(Debug)]
+pub enum TransportEvent {
+    /// A frame.
+    Frame(Frame),
+    /// A frame that exceeded the size limit and was discarded.
+    Oversized {
+        /// Its size in bytes (at least; reading stopped counting at the limit).
+        bytes: usize,
+    },
+}
+
+/// The engine's end of a connection. The connection is over when `incoming` ends.
+#[derive(Debug)]
+pub struct Transport {
+    /// Frames from the peer.
+    pub incoming: mpsc::Receiver<TransportEvent>,
+    /// Frames to the peer; bounded, so a slow peer slows the senders (backpressure).
+    pub outgoing: mpsc::Sender<Frame>,
+}
+
+impl Transport {
+    /// Two connected in-memory transports, for tests and in-process peers.
+    pub fn pair(capacity: usize) -> (Transport, Transport) {
+        let (a_tx, a_rx) = mpsc::channel(capacity);
+        let (b_tx, b_rx) = mpsc::channel(capacity);
+        let (a_in_tx, a_in_rx) = mpsc::channel::<TransportEvent>(capacity);
+        let (b_in_tx, b_in_rx) = mpsc::channel::<TransportEvent>(capacity);
+        tokio::spawn(forward(a_rx, b_in_tx));
+        tokio::spawn(forward(b_rx, a_in_tx));
+        (
+            Transport {
+                incoming: a_in_rx,
+                outgoing: a_tx,
+            },
+            Transport {
+                incoming: b_in_rx,
+                outgoing: b_tx,
+            },
+        )
+    }
+
+    /// A transport over a byte stream of newline-delimited frames (stdio, a child
+    /// process's pipes, a socket). Spawns a reader and a writer task.
+    ///
+    /// The reader enforces `max_frame_bytes` without buffering more than that: an
+    /// oversized line is skipped to its newline and reported as
+    /// [`TransportEvent::Oversized`]. The writer writes every frame already queued before
+    /// flushing, so a burst of responses costs one write.
+    pub fn lines<R, W>(reader: R, writer: W, max_frame_bytes: usize, queue: usize) -> Transport
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let (in_tx, in_rx) = mpsc::channel(queue);
+        let (out_tx, out_rx) = mpsc::channel(queue);
+        tokio::spawn(read_lines(reader, in_tx, max_frame_bytes));
+        tokio::spawn(write_lines(writer, out_rx));
+        Transport {
+            incoming: in_rx,
+            outgoing: out_tx,
+        }
+    }
+}
+
+async fn forward(mut rx: mpsc::Receiver<Frame>, tx: mpsc::Sender<TransportEvent>) {
+    while let Some(frame) = rx.recv().await {
+        if tx.send(TransportEvent::Frame(frame)).await.is_err() {
+            break;
+        }
+    }
+}
+
+async fn read_lines<R: AsyncRead + Unpin>(reader: R, tx: mpsc::Sender<TransportEvent>, max: usize) {
+    let mut reader = BufReader::with_capacity(64 * 1024, reader);
+    let mut line = Vec::new();
+    let mut oversized = false;
+    let mut seen = 0usize;
+    loop {
+        let available = match reader.fill_buf().await {
+            Ok([]) => break,
+            Ok(buf) => buf,
+            Err(e) => {
+                tracing::debug!("transport read failed: {e}");
+                break;
+            }
+        };
+        let (chunk, done) = match memchr(available) {
+            Some(i) => (&available[..i], Some(i + 1)),
+            None => (available, None),
+        };
+        seen += chunk.len();
+        if !oversized {
+            if line.len() + chunk.len() > max {
+                oversized = true;
+                line = Vec::new();
+            } else {
+                line.extend_from_slice(chunk);
+            }
+        }
+        let consumed = done.unwrap_or(available.len());
+        reader.consume(consumed);
+        if done.is_some() {
+            let event = if oversized {
+                TransportEvent::Oversized { bytes: seen }
+            } else {
+                let frame = std::mem::take(&mut line);
+                let frame = match frame.strip_suffix(b"\r") {
+                    Some(stripped) => stripped.to_vec(),
+                    None => frame,
+                };
+                if frame.iter().all(u8::is_ascii_whitespace) {
+                    seen = 0;
+                    continue;
+                }
+                TransportEvent::Frame(frame)
+            };
+            oversized = false;
+            seen = 0;
+            if tx.send(event).await.is_err() {
+                break;
+            }
+        }
+    }
+    if !oversized && !line.iter().all(u8::is_ascii_whitespace) {
+        let _ = tx.send(TransportEvent::Frame(line)).await;
+    }
+}
+
+fn memchr(haystack: &[u8]) -> Option<usize> {
+    haystack.iter().position(|&b| b == b'\n')
+}
+
+async fn write_lines<W: AsyncWrite + Unpin>(mut writer: W, mut rx: mpsc::Receiver<Frame>) {
+    let mut buf = Vec::with_capacity(64 * 1024);
+    while let Some(frame) = rx.recv().await {
+        buf.clear();
+        buf.extend_from_slice(&frame);
+        buf.push(b'\n');
+        while let Ok(frame) = rx.try_recv() {
+            buf.extend_from_slice(&frame);
+            buf.push(b'\n');
+        }
+        if let Err(e) = async {
+            writer.write_all(&buf).await?;
+            writer.flush().await
+        }
+        .await
+        {
+            tracing::debug!("transport write failed: {e}");
+            break;
+        }
+    }
+    let _ = writer.shutdown().await;
+}

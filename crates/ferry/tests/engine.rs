@@ -1,0 +1,400 @@
+//! The peer engine, driven from the outside through in-memory and byte-stream transports.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use ferry::engine::{
+    CallError, CallOptions, Engine, EngineConfig, Handler, HandlerResult, Peer, ProgressError,
+    RequestContext, Transport, TransportEvent,
+};
+use ferry::protocol::jsonrpc::{ErrorObject, Notification, Request};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+/// A test server: `echo`, `slow` (sleeps `ms`), `wait` (until cancelled), `panic`,
+/// `progress` (reports 1, 2, 2, 3), `ask` (asks the peer `question` and returns the answer).
+#[derive(Default)]
+struct TestHandler {
+    stopped: Arc<AtomicBool>,
+    notifications: Arc<AtomicUsize>,
+    batches: bool,
+}
+
+struct SetOnDrop(Arc<AtomicBool>);
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+fn raw(value: Value) -> HandlerResult {
+    serde_json::value::to_raw_value(&value).map_err(ErrorObject::internal_error)
+}
+
+impl Handler for TestHandler {
+    async fn request(&self, request: Request, cx: RequestContext) -> HandlerResult {
+        let params: Value = request
+            .params
+            .as_deref()
+            .map(|p| serde_json::from_str(p.get()).unwrap_or(Value::Null))
+            .unwrap_or(Value::Null);
+        match &*request.method {
+            "echo" => raw(params),
+            "slow" => {
+                let ms = params["ms"].as_u64().unwrap_or(100);
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                raw(json!({"slept": ms}))
+            }
+            "wait" => {
+                let _guard = SetOnDrop(self.stopped.clone());
+                std::future::pending::<()>().await;
+                unreachable!()
+            }
+            "panic" => panic!("boom"),
+            "progress" => {
+                let p = cx.progress.clone().expect("progress requested");
+                let mut outcomes = Vec::new();
+                for v in [1.0, 2.0, 2.0, 3.0] {
+                    outcomes.push(p.report(v, Some(3.0), None).await.is_ok());
+                }
+                let reporter = p.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    assert_eq!(
+                        reporter.report(9.0, None, None).await,
+                        Err(ProgressError::Inactive)
+                    );
+                });
+                raw(json!({"accepted": outcomes}))
+            }
+            "ask" => {
+                let answer: Value = cx
+                    .peer
+                    .request("question", &json!({"q": params["q"]}))
+                    .await
+                    .map_err(ErrorObject::internal_error)?;
+                raw(json!({"answer": answer}))
+            }
+            "question" => raw(json!(format!("answer to {}", params["q"]))),
+            other => Err(ErrorObject::method_not_found(other)),
+        }
+    }
+
+    async fn notification(&self, _: Notification, _: &Peer) {
+        self.notifications.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn accepts_batches(&self) -> bool {
+        self.batches
+    }
+}
+
+fn connect(server: TestHandler) -> (Peer, Peer) {
+    let (a, b) = Transport::pair(64);
+    let server = Engine::start(a, server, EngineConfig::default());
+    let client = Engine::start(b, TestHandler::default(), EngineConfig::default());
+    (client.peer, server.peer)
+}
+
+#[tokio::test]
+async fn request_response_and_ping() {
+    let (client, _) = connect(TestHandler::default());
+    let echoed: Value = client
+        .request("echo", &json!({"x": 1}))
+        .await
+        .expect("echo");
+    assert_eq!(echoed, json!({"x": 1}));
+    let pong: Value = client.request("ping", &json!({})).await.expect("ping");
+    assert_eq!(pong, json!({}));
+    let err = client
+        .request::<_, Value>("nope", &json!({}))
+        .await
+        .expect_err("unknown");
+    assert!(matches!(err, CallError::Rpc(e) if e.code == -32601));
+}
+
+#[tokio::test]
+async fn requests_run_concurrently() {
+    let (client, _) = connect(TestHandler::default());
+    let slow_client = client.clone();
+    let slow = tokio::spawn(async move {
+        slow_client
+            .request::<_, Value>("slow", &json!({"ms": 2000}))
+            .await
+    });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let fast: Value = client
+        .request("echo", &json!(["fast"]))
+        .await
+        .expect("fast");
+    assert_eq!(fast, json!(["fast"]));
+    assert!(
+        !slow.is_finished(),
+        "the fast call did not wait for the slow one"
+    );
+    assert_eq!(slow.await.expect("join").expect("slow")["slept"], 2000);
+}
+
+#[tokio::test]
+async fn a_panic_becomes_an_internal_error_and_serving_goes_on() {
+    let (client, _) = connect(TestHandler::default());
+    let err = client
+        .request::<_, Value>("panic", &json!({}))
+        .await
+        .expect_err("panics");
+    let CallError::Rpc(error) = err else {
+        panic!("rpc error expected")
+    };
+    assert_eq!(error.code, -32603);
+    assert!(
+        error.message.contains("panic") && error.message.contains("boom"),
+        "{}",
+        error.message
+    );
+    assert_eq!(error.data.as_ref().expect("data")["method"], "panic");
+    let again: Value = client
+        .request("echo", &json!([1]))
+        .await
+        .expect("still serving");
+    assert_eq!(again, json!([1]));
+    let err = client
+        .request::<_, Value>("echo", &json!(1))
+        .await
+        .expect_err("scalar params");
+    assert!(matches!(err, CallError::Serialize(_)));
+}
+
+#[tokio::test]
+async fn timeout_cancels_the_request_on_the_other_side() {
+    let stopped = Arc::new(AtomicBool::new(false));
+    let (client, _) = connect(TestHandler {
+        stopped: stopped.clone(),
+        ..Default::default()
+    });
+    let options = CallOptions {
+        timeout: Some(Duration::from_millis(100)),
+        ..Default::default()
+    };
+    let err = client
+        .call("wait", &json!({}), options)
+        .await
+        .expect_err("times out");
+    assert!(matches!(err, CallError::Timeout(_)));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(stopped.load(Ordering::SeqCst), "the handler was stopped");
+    assert_eq!(client.pending_requests(), 0);
+}
+
+#[tokio::test]
+async fn dropping_a_call_cancels_it() {
+    let stopped = Arc::new(AtomicBool::new(false));
+    let (client, _) = connect(TestHandler {
+        stopped: stopped.clone(),
+        ..Default::default()
+    });
+    let params = json!({});
+    let call = client.request::<_, Value>("wait", &params);
+    let _ = tokio::time::timeout(Duration::from_millis(100), call).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(stopped.load(Ordering::SeqCst), "the handler was stopped");
+    let r: Value = client
+        .request("echo", &json!([2]))
+        .await
+        .expect("unaffected");
+    assert_eq!(r, json!([2]));
+}
+
+#[tokio::test]
+async fn progress_is_routed_increasing_and_only_while_active() {
+    let (client, _) = connect(TestHandler::default());
+    let (tx, mut rx) = mpsc::channel(16);
+    let options = CallOptions {
+        progress: Some(tx),
+        ..Default::default()
+    };
+    let result = client
+        .call("progress", &json!({}), options)
+        .await
+        .expect("progress");
+    let result: Value = serde_json::from_str(result.get()).expect("json");
+    assert_eq!(result["accepted"], json!([true, true, false, true]));
+    let mut seen = Vec::new();
+    while let Ok(p) = rx.try_recv() {
+        seen.push(p.progress);
+    }
+    assert_eq!(seen, vec![1.0, 2.0, 3.0]);
+    tokio::time::sleep(Duration::from_millis(100)).await; // the late report is refused
+}
+
+#[tokio::test]
+async fn both_sides_send_requests() {
+    let (client, _) = connect(TestHandler::default());
+    let r: Value = client
+        .request("ask", &json!({"q": "life"}))
+        .await
+        .expect("ask");
+    assert_eq!(r["answer"], json!("answer to \"life\""));
+}
+
+/// Raw frames against an engine: what a misbehaving peer sees.
+async fn raw_session(handler: TestHandler, frames: &[&[u8]]) -> Vec<Value> {
+    let (mut raw_side, engine_side) = Transport::pair(64);
+    let _engine = Engine::start(engine_side, handler, EngineConfig::default());
+    for frame in frames {
+        raw_side.outgoing.send(frame.to_vec()).await.expect("send");
+    }
+    let mut replies = Vec::new();
+    while let Ok(Some(TransportEvent::Frame(f))) =
+        tokio::time::timeout(Duration::from_millis(200), raw_side.incoming.recv()).await
+    {
+        replies.push(serde_json::from_slice(&f).expect("json reply"));
+    }
+    replies
+}
+
+#[tokio::test]
+async fn malformed_input_gets_the_right_errors_and_notifications_get_none() {
+    let replies = raw_session(
+        TestHandler::default(),
+        &[
+            b"{oops",
+            br#"{"jsonrpc":"2.0","id":1,"method":"echo","params":"x"}"#,
+            br#"{"jsonrpc":"2.0","method":"note"}"#,
+            br#"{"jsonrpc":"2.0","id":5,"result":{}}"#,
+            br#"[{"jsonrpc":"2.0","id":2,"method":"echo"}]"#,
+            br#"{"jsonrpc":"2.0","id":3,"method":"echo","params":{"ok":true}}"#,
+        ],
+    )
+    .await;
+    assert_eq!(replies.len(), 4, "{replies:#?}");
+    assert_eq!(replies[0]["error"]["code"], -32700);
+    assert_eq!(
+        (
+            replies[1]["id"].clone(),
+            replies[1]["error"]["code"].clone()
+        ),
+        (json!(1), json!(-32600))
+    );
+    assert_eq!(
+        replies[2]["error"]["code"], -32600,
+        "batches refused by default"
+    );
+    assert_eq!(replies[3]["result"], json!({"ok": true}));
+}
+
+#[tokio::test]
+async fn batches_when_accepted() {
+    let handler = TestHandler {
+        batches: true,
+        ..Default::default()
+    };
+    let replies = raw_session(
+        handler,
+        &[br#"[{"jsonrpc":"2.0","id":1,"method":"echo","params":{"a":1}},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":2,"method":"ping"},1]"#,
+          br#"[{"jsonrpc":"2.0","method":"n"}]"#],
+    )
+    .await;
+    assert_eq!(
+        replies.len(),
+        1,
+        "a batch of notifications gets no reply: {replies:#?}"
+    );
+    let batch = replies[0].as_array().expect("array");
+    assert_eq!(batch.len(), 3);
+    assert!(batch.iter().any(|r| r["result"] == json!({"a": 1})));
+    assert!(
+        batch
+            .iter()
+            .any(|r| r["id"] == json!(2) && r["result"] == json!({}))
+    );
+    assert!(batch.iter().any(|r| r["error"]["code"] == -32600));
+}
+
+#[tokio::test]
+async fn duplicate_in_flight_ids_are_refused() {
+    let replies = raw_session(
+        TestHandler::default(),
+        &[
+            br#"{"jsonrpc":"2.0","id":7,"method":"slow","params":{"ms":100}}"#,
+            br#"{"jsonrpc":"2.0","id":7,"method":"echo","params":{}}"#,
+        ],
+    )
+    .await;
+    assert_eq!(replies.len(), 2);
+    assert_eq!(replies[0]["error"]["code"], -32600);
+    assert_eq!(replies[1]["result"]["slept"], 100);
+}
+
+#[tokio::test]
+async fn line_transport_frames_and_limits() {
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    let (server_read, server_write) = tokio::io::split(server_io);
+    let config = EngineConfig {
+        max_message_bytes: 1024,
+        ..Default::default()
+    };
+    let transport = Transport::lines(server_read, server_write, config.max_message_bytes, 16);
+    let engine = Engine::start(transport, TestHandler::default(), config);
+    let (client_read, mut client_write) = tokio::io::split(client_io);
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let big = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\",\"params\":{{\"s\":\"{}\"}}}}\n",
+        "x".repeat(5000)
+    );
+    client_write.write_all(big.as_bytes()).await.expect("write");
+    client_write
+        .write_all(b"\r\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"echo\",\"params\":[1]}\r\n")
+        .await
+        .expect("write");
+    let mut lines = BufReader::new(client_read).lines();
+    let first: Value =
+        serde_json::from_str(&lines.next_line().await.expect("read").expect("line")).expect("json");
+    assert_eq!(
+        (first["id"].clone(), first["error"]["code"].clone()),
+        (Value::Null, json!(-32600))
+    );
+    let second: Value =
+        serde_json::from_str(&lines.next_line().await.expect("read").expect("line")).expect("json");
+    assert_eq!(second["result"], json!([1]));
+    client_write.shutdown().await.expect("eof");
+    drop(client_write);
+    tokio::time::timeout(Duration::from_secs(2), engine.task)
+        .await
+        .expect("engine ends on EOF")
+        .expect("no panic");
+}
+
+#[tokio::test]
+async fn hang_up_cancels_in_flight_work_after_the_grace_period() {
+    let stopped = Arc::new(AtomicBool::new(false));
+    let (mut raw_side, engine_side) = Transport::pair(8);
+    let config = EngineConfig {
+        shutdown_grace: Duration::from_millis(100),
+        ..Default::default()
+    };
+    let engine = Engine::start(
+        engine_side,
+        TestHandler {
+            stopped: stopped.clone(),
+            ..Default::default()
+        },
+        config,
+    );
+    raw_side
+        .outgoing
+        .send(br#"{"jsonrpc":"2.0","id":1,"method":"wait"}"#.to_vec())
+        .await
+        .expect("send");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    drop(raw_side.outgoing);
+    tokio::time::timeout(Duration::from_secs(2), engine.task)
+        .await
+        .expect("engine ends")
+        .expect("no panic");
+    assert!(stopped.load(Ordering::SeqCst));
+    assert!(
+        raw_side.incoming.try_recv().is_err(),
+        "no response for the cancelled request"
+    );
+}
