@@ -485,9 +485,9 @@ impl Conform for ServerCapabilities {
         keep_if!(v.has(Feature::CompletionsCapability), self.completions);
         keep_if!(v.has(Feature::Tasks), self.tasks);
         keep_if!(v.has(Feature::Extensions), self.extensions);
-        if let Some(resources) = &mut self.resources {
-            keep_if!(v.has(Feature::ResourceSubscribe), resources.subscribe);
-        }
+        // `resources.subscribe` stays in 2026-07-28: it then advertises update notifications
+        // through `subscriptions/listen` (`resourceSubscriptions`) instead of
+        // `resources/subscribe`.
         Ok(())
     }
 }
@@ -778,12 +778,15 @@ impl Conform for ElicitationCompleteNotificationParams {
     }
 }
 
+/// A method enum refuses a method the revision lacks, and (with `sent_in`) a method this
+/// side cannot send in the revision.
 macro_rules! conform_message_enum {
-    ($enum:ident { $($variant:ident),* $(,)? }) => {
+    ($enum:ident { $($variant:ident),* $(,)? } $(, sent_in: $sent_in:expr)?) => {
         impl Conform for $enum {
             fn conform(&mut self, v: ProtocolVersion) -> Result<(), NotInRevision> {
                 let method = self.method();
                 let known = crate::methods::method_info(method).is_some_and(|m| m.in_revision(v));
+                $(let known = known && $sent_in(&*self, v);)?
                 if !known {
                     return reject(method, v);
                 }
@@ -816,6 +819,18 @@ conform_message_enum!(ClientRequest {
     ListTasks,
     CancelTask,
 });
+/// Server-to-client requests exist only in the session era: from 2026-07-28 sampling, roots
+/// and elicitation are input requests inside an `input_required` result.
+fn server_request_sent_in(_: &ServerRequest, v: ProtocolVersion) -> bool {
+    v.has(Feature::ServerToClientRequests)
+}
+
+/// A client reports progress only on requests the server sent it, so not from 2026-07-28.
+fn client_notification_sent_in(notification: &ClientNotification, v: ProtocolVersion) -> bool {
+    !matches!(notification, ClientNotification::Progress(_))
+        || v.has(Feature::ServerToClientRequests)
+}
+
 conform_message_enum!(ServerRequest {
     Ping,
     CreateMessage,
@@ -825,14 +840,14 @@ conform_message_enum!(ServerRequest {
     GetTaskPayload,
     ListTasks,
     CancelTask,
-});
+}, sent_in: server_request_sent_in);
 conform_message_enum!(ClientNotification {
     Initialized,
     Cancelled,
     Progress,
     RootsListChanged,
     TaskStatus,
-});
+}, sent_in: client_notification_sent_in);
 conform_message_enum!(ServerNotification {
     Cancelled,
     Progress,
@@ -885,5 +900,42 @@ mod tests {
         let mut r = CallToolResult::success(vec![ContentBlock::Audio(AudioContent::default())]);
         assert!(r.conform(V2024_11_05).is_err());
         assert!(r.conform(V2025_03_26).is_ok());
+    }
+
+    #[test]
+    fn resource_subscribe_capability_is_kept_in_every_revision() {
+        let caps = ServerCapabilities {
+            resources: Some(ResourcesCapability {
+                subscribe: Some(true),
+                list_changed: None,
+            }),
+            ..Default::default()
+        };
+        for v in ProtocolVersion::ALL {
+            let mut conformed = caps.clone();
+            conformed.conform(v).expect("conforms");
+            assert_eq!(conformed, caps, "{v}");
+        }
+    }
+
+    #[test]
+    fn server_requests_and_client_progress_are_session_only() {
+        let mut roots = ServerRequest::ListRoots(RequestParams::default());
+        assert!(roots.conform(V2025_11_25).is_ok());
+        assert!(roots.conform(V2026_07_28).is_err());
+        let mut progress = ClientNotification::Progress(ProgressNotificationParams {
+            progress_token: ProgressToken::Number(1),
+            progress: 1.0,
+            total: None,
+            message: None,
+            meta: None,
+        });
+        assert!(progress.conform(V2025_11_25).is_ok());
+        assert!(progress.conform(V2026_07_28).is_err());
+        let mut cancelled = ClientNotification::Cancelled(CancelledNotificationParams {
+            request_id: Some(1.into()),
+            ..Default::default()
+        });
+        assert!(cancelled.conform(V2026_07_28).is_ok());
     }
 }

@@ -164,7 +164,8 @@ pub struct PromptsCapability {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourcesCapability {
-    /// Whether clients can subscribe to resource updates.
+    /// Whether clients can subscribe to resource updates (`resources/subscribe` in the
+    /// session era, `subscriptions/listen` with `resourceSubscriptions` from 2026-07-28).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subscribe: Option<bool>,
     /// Whether the server notifies when the resource list changes.

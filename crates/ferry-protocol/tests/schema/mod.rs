@@ -146,11 +146,32 @@ impl RevisionSchema {
         errors
     }
 
-    /// Whether `def` describes a JSON-RPC envelope (it has an `id` or `jsonrpc` member).
+    /// Whether `def` describes a JSON-RPC envelope (it has a `jsonrpc` member), or is a
+    /// union (`anyOf`) of envelopes, such as `JSONRPCMessage` in every revision or
+    /// `ClientRequest` / `ServerNotification` from 2025-11-25.
     pub fn is_envelope(&self, def: &str) -> bool {
-        self.defs[def]
+        let Some(schema) = self.defs.get(def) else {
+            return false;
+        };
+        if schema
             .get("properties")
             .is_some_and(|p| p.get("jsonrpc").is_some())
+        {
+            return true;
+        }
+        let prefix = format!("#/{}/", self.defs_key);
+        schema
+            .get("anyOf")
+            .and_then(Value::as_array)
+            .is_some_and(|members| {
+                members.iter().any(|member| {
+                    member
+                        .get("$ref")
+                        .and_then(Value::as_str)
+                        .and_then(|r| r.strip_prefix(prefix.as_str()))
+                        .is_some_and(|name| self.is_envelope(name))
+                })
+            })
     }
 
     #[allow(dead_code)]
@@ -383,7 +404,7 @@ pub fn check_revision(schema: &RevisionSchema, samples: &[Sample]) -> Report {
                 }
                 // 2026-07-28 input requests (sampling, roots, elicitation) are bare
                 // `{ method, params }` objects inside an `input_required` result.
-                let instance = if schema.is_envelope(def) || !message.get("method").is_some() {
+                let instance = if schema.is_envelope(def) || message.get("method").is_none() {
                     message.clone()
                 } else {
                     json!({ "method": message["method"], "params": message["params"] })

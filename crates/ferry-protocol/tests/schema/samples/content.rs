@@ -15,7 +15,10 @@ fn annotations() -> Annotations {
 }
 
 fn meta() -> Meta {
-    json!({"example.com/key": "value"}).as_object().cloned().unwrap_or_default()
+    json!({"example.com/key": "value"})
+        .as_object()
+        .cloned()
+        .unwrap_or_default()
 }
 
 pub fn samples() -> Vec<Sample> {
@@ -24,7 +27,12 @@ pub fn samples() -> Vec<Sample> {
         Sample::object("text, minimal", &["TextContent"], ContentBlock::text("hi")),
         Sample::object(
             "text, full",
-            &["TextContent", "ContentBlock", "SamplingMessageContentBlock", "Annotated"],
+            &[
+                "TextContent",
+                "ContentBlock",
+                "SamplingMessageContentBlock",
+                "Annotated",
+            ],
             ContentBlock::Text(TextContent {
                 text: "hello".into(),
                 annotations: Some(annotations()),
