@@ -1,13 +1,15 @@
 //! The `ferry` command.
 //!
 //! Today: `ferry serve` (the reference server on stdio) and `ferry demo` (a scripted
-//! session against it, printing the exact wire bytes). The client, inspector, conformance
-//! checker and bridge commands arrive with their issues.
+//! session against it in-process, printing the exact wire bytes). The client, inspector,
+//! conformance checker and bridge commands arrive with their issues.
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use ferry::engine::{Transport, TransportEvent};
 
 mod reference;
 
@@ -28,37 +30,37 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("FERRY_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("ferry: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     match Cli::parse().command {
-        Command::Serve => serve(),
-        Command::Demo => demo(),
+        Command::Serve => runtime.block_on(serve()),
+        Command::Demo => runtime.block_on(demo()),
     }
 }
 
-fn serve() -> ExitCode {
-    let mut server = reference::ReferenceServer::new();
-    let stdin = std::io::stdin().lock();
-    let mut stdout = std::io::stdout().lock();
-    for line in stdin.split(b'\n') {
-        let line = match line {
-            Ok(line) => line,
-            Err(e) => {
-                eprintln!("ferry serve: reading stdin: {e}");
-                return ExitCode::FAILURE;
-            }
-        };
-        let line = line.strip_suffix(b"\r").unwrap_or(&line);
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        if let Some(reply) = server.handle_line(line) {
-            let written = writeln!(stdout, "{reply}").and_then(|()| stdout.flush());
-            if let Err(e) = written {
-                eprintln!("ferry serve: writing stdout: {e}");
-                return ExitCode::FAILURE;
-            }
+async fn serve() -> ExitCode {
+    match reference::server().serve_stdio().await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("ferry serve: {e}");
+            ExitCode::FAILURE
         }
     }
-    ExitCode::SUCCESS
 }
 
 /// The scripted session: a session-era client, a stateless-era client, and malformed input.
@@ -66,29 +68,47 @@ const SCRIPT: &[&str] = &[
     r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"demo","version":"1.0.0"}}}"#,
     r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
     r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
-    r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello, ferry"}}}"#,
-    r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{}}}"#,
-    r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#,
-    r#"{"jsonrpc":"2.0","id":6,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"demo","version":"1.0.0"}}}"#,
+    r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello, ferry"}}}"#,
+    r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":40}}}"#,
+    r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"text":7}}}"#,
+    r#"{"jsonrpc":"2.0","id":6,"method":"ping"}"#,
+    r#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"demo","version":"1.0.0"}}}"#,
     r#"{"jsonrpc":"2.0","id":"s1","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#,
-    r#"{"jsonrpc":"2.0","id":"s2","method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"echo","arguments":{"message":"stateless"}}}"#,
+    r#"{"jsonrpc":"2.0","id":"s2","method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"echo","arguments":{"text":7}}}"#,
     r#"{"jsonrpc":"2.0","id":"s3","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}"#,
-    r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo""#,
+    r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo""#,
     r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
-    r#"{"jsonrpc":"2.0","id":8,"method":"resources/list"}"#,
+    r#"{"jsonrpc":"2.0","id":9,"method":"resources/list"}"#,
 ];
 
-fn demo() -> ExitCode {
-    let mut server = reference::ReferenceServer::new();
+async fn demo() -> ExitCode {
+    let (mut client, server_side) = Transport::pair(16);
+    let _server = reference::server().serve(server_side);
     let mut stdout = std::io::stdout().lock();
     for line in SCRIPT {
-        let reply = server.handle_line(line.as_bytes());
-        let shown = writeln!(stdout, "--> {line}").and_then(|()| match &reply {
-            Some(reply) => writeln!(stdout, "<-- {reply}"),
-            None => writeln!(stdout, "    (no response: notification)"),
-        });
-        if shown.is_err() {
+        if writeln!(stdout, "--> {line}").is_err()
+            || client
+                .outgoing
+                .send(line.as_bytes().to_vec())
+                .await
+                .is_err()
+        {
             return ExitCode::FAILURE;
+        }
+        let is_notification = serde_json::from_str::<serde_json::Value>(line)
+            .is_ok_and(|v| v.get("method").is_some() && v.get("id").is_none());
+        if is_notification {
+            let _ = writeln!(stdout, "    (a notification: no response)");
+            continue;
+        }
+        match tokio::time::timeout(Duration::from_secs(5), client.incoming.recv()).await {
+            Ok(Some(TransportEvent::Frame(frame))) => {
+                let _ = writeln!(stdout, "<-- {}", String::from_utf8_lossy(&frame));
+            }
+            _ => {
+                let _ = writeln!(stdout, "    (no response)");
+                return ExitCode::FAILURE;
+            }
         }
     }
     ExitCode::SUCCESS

@@ -39,6 +39,14 @@ fn run(lines: &[Value], raw_tail: &[&[u8]]) -> (Vec<Value>, String, bool) {
     )
 }
 
+/// The reply whose id is `id` (requests run concurrently, so replies may come in any order).
+fn reply(replies: &[Value], id: Value) -> &Value {
+    replies
+        .iter()
+        .find(|r| r["id"] == id)
+        .unwrap_or_else(|| panic!("no reply with id {id}: {replies:#?}"))
+}
+
 fn init(id: i64, version: &str) -> Value {
     json!({"jsonrpc":"2.0","id":id,"method":"initialize","params":{
         "protocolVersion": version, "capabilities": {}, "clientInfo": {"name":"t","version":"1"}}})
@@ -51,42 +59,66 @@ fn session_era_handshake_tools_and_errors() {
             json!({"jsonrpc":"2.0","id":0,"method":"tools/list"}),
             init(1, "2024-11-05"),
             json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
-            json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}),
+            json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}),
             json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope"}}),
             init(4, "2025-06-18"),
             json!({"jsonrpc":"2.0","id":5,"method":"elicitation/create","params":{}}),
+            json!({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","arguments":{"text":7}}}),
         ],
         &[b"{not json", b"\xff\xfe"],
     );
     assert!(ok, "exits 0 on EOF");
-    assert_eq!(replies.len(), 8, "{replies:#?}");
+    assert_eq!(replies.len(), 9, "{replies:#?}");
+    let by = |id: i64| reply(&replies, json!(id));
     assert_eq!(
-        replies[0]["error"]["code"], -32600,
+        by(0)["error"]["code"],
+        -32600,
         "tools/list before initialize"
     );
-    assert_eq!(replies[1]["result"]["protocolVersion"], "2024-11-05");
+    assert_eq!(by(1)["result"]["protocolVersion"], "2024-11-05");
     assert!(
-        replies[1]["result"]["serverInfo"].get("title").is_none(),
+        by(1)["result"]["serverInfo"].get("title").is_none(),
         "no title in 2024-11-05"
     );
-    assert_eq!(replies[2]["result"]["content"][0]["text"], "hi");
+    assert_eq!(by(2)["result"]["content"][0]["text"], "hi");
+    assert_eq!(by(3)["error"]["code"], -32602, "unknown tool");
+    assert_eq!(by(4)["error"]["code"], -32600, "second initialize");
     assert_eq!(
-        replies[3]["result"]["isError"], true,
-        "tool failure is a result"
-    );
-    assert_eq!(replies[4]["error"]["code"], -32600, "second initialize");
-    assert_eq!(
-        replies[5]["error"]["code"], -32601,
+        by(5)["error"]["code"],
+        -32601,
         "server has no elicitation/create"
     );
     assert_eq!(
-        (
-            replies[6]["id"].clone(),
-            replies[6]["error"]["code"].clone()
-        ),
-        (Value::Null, json!(-32700))
+        by(6)["error"]["code"],
+        -32602,
+        "invalid arguments are a protocol error before 2025-11-25"
     );
-    assert_eq!(replies[7]["error"]["code"], -32700, "invalid UTF-8");
+    let parse_errors: Vec<_> = replies.iter().filter(|r| r["id"].is_null()).collect();
+    assert_eq!(parse_errors.len(), 2, "{replies:#?}");
+    assert!(parse_errors.iter().all(|r| r["error"]["code"] == -32700));
+}
+
+#[test]
+fn invalid_arguments_are_tool_errors_from_2025_11_25() {
+    let (replies, _, _) = run(
+        &[
+            init(1, "2025-11-25"),
+            json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+            json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":7}}}),
+            json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":40}}}),
+        ],
+        &[],
+    );
+    let failed = &reply(&replies, json!(2))["result"];
+    assert_eq!(failed["isError"], true, "{failed}");
+    assert!(
+        failed["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("text")),
+        "the message names the field: {failed}"
+    );
+    let sum = &reply(&replies, json!(3))["result"];
+    assert_eq!(sum["structuredContent"], json!({"sum": 42.0}));
 }
 
 #[test]
@@ -107,14 +139,16 @@ fn stateless_era_requests_carry_their_own_version() {
         ],
         &[],
     );
-    assert_eq!(replies[0]["result"]["supportedVersions"][0], "2026-07-28");
-    assert_eq!(replies[0]["result"]["resultType"], "complete");
-    assert_eq!(replies[1]["result"]["ttlMs"], 0);
-    assert_eq!(replies[1]["result"]["cacheScope"], "private");
-    assert_eq!(replies[2]["error"]["code"], -32022);
-    assert_eq!(replies[2]["error"]["data"]["requested"], "2030-01-01");
+    let by = |id: i64| reply(&replies, json!(id));
+    assert_eq!(by(1)["result"]["supportedVersions"][0], "2026-07-28");
+    assert_eq!(by(1)["result"]["resultType"], "complete");
+    assert_eq!(by(2)["result"]["ttlMs"], 0);
+    assert_eq!(by(2)["result"]["cacheScope"], "private");
+    assert_eq!(by(3)["error"]["code"], -32022);
+    assert_eq!(by(3)["error"]["data"]["requested"], "2030-01-01");
     assert_eq!(
-        replies[3]["error"]["code"], -32602,
+        by(4)["error"]["code"],
+        -32602,
         "missing client capabilities"
     );
 }
@@ -123,7 +157,12 @@ fn stateless_era_requests_carry_their_own_version() {
 fn batches_only_in_2025_03_26() {
     let batch = r#"[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":3,"method":"initialize","params":{}}]"#;
     let (replies, _, _) = run(&[init(1, "2025-03-26")], &[batch.as_bytes(), b"[]"]);
-    let answers = replies[1].as_array().expect("batch reply");
+    // The batch is answered once all of its requests are, so the empty batch's error may
+    // come first.
+    let answers = replies
+        .iter()
+        .find_map(Value::as_array)
+        .expect("batch reply");
     assert_eq!(
         answers.len(),
         2,
@@ -131,7 +170,8 @@ fn batches_only_in_2025_03_26() {
     );
     assert_eq!(answers[0]["result"], json!({}));
     assert_eq!(answers[1]["error"]["code"], -32600, "initialize in a batch");
-    assert_eq!(replies[2]["error"]["code"], -32600, "empty batch");
+    let empty = reply(&replies, Value::Null);
+    assert_eq!(empty["error"]["code"], -32600, "empty batch");
 
     let (replies, _, _) = run(&[init(1, "2025-06-18")], &[batch.as_bytes()]);
     assert_eq!(

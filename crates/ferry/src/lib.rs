@@ -4,7 +4,9 @@
 //! - [`engine`] (feature `engine`, on by default): the peer engine both ends share, with
 //!   in-memory and newline-delimited stream transports.
 //!
-//! The server, client and HTTP transports arrive with their issues.
+//! - [`server`] (feature `server`, on by default): the server, for clients of both eras.
+//!
+//! The client and the HTTP transports arrive with their issues.
 //!
 //! ```
 //! use ferry::protocol::{ProtocolVersion, VersionSet, Era};
@@ -17,3 +19,5 @@ pub use ferry_protocol as protocol;
 
 #[cfg(feature = "engine")]
 pub mod engine;
+#[cfg(feature = "server")]
+pub mod server;

@@ -65,7 +65,7 @@ impl Engine {
             tracker: TaskTracker::new(),
             shutdown: CancellationToken::new(),
         };
-        let task = tokio::spawn(state.run(transport.incoming));
+        let task = tokio::spawn(state.run(transport.incoming, transport.writer));
         EngineHandle { peer, task }
     }
 }
@@ -78,7 +78,11 @@ enum Responder {
 }
 
 impl<H: Handler> Loop<H> {
-    async fn run(self, mut incoming: mpsc::Receiver<TransportEvent>) {
+    async fn run(
+        self,
+        mut incoming: mpsc::Receiver<TransportEvent>,
+        writer: Option<super::transport::Writer>,
+    ) {
         let limits = ClassifyLimits {
             max_message_bytes: self.config.max_message_bytes,
         };
@@ -104,7 +108,11 @@ impl<H: Handler> Loop<H> {
                 },
             }
         }
+        let grace = self.config.shutdown_grace;
         self.finish().await;
+        if let Some(writer) = writer {
+            writer.flush_and_close(grace).await;
+        }
     }
 
     /// The peer hung up: let in-flight handlers finish within the grace period, then
@@ -210,11 +218,12 @@ impl<H: Handler> Loop<H> {
             progress: progress.clone(),
             peer: self.peer.clone(),
         };
+        let ordered = self.handler.in_order(&request.method);
         let handler = Arc::clone(&self.handler);
         let slots = Arc::clone(&self.slots);
         let in_flight = Arc::clone(&self.in_flight);
         let peer = self.peer.clone();
-        self.tracker.spawn(async move {
+        let task = self.tracker.spawn(async move {
             let method = request.method.clone();
             let run = async {
                 let _slot = slots.acquire_owned().await;
@@ -254,6 +263,9 @@ impl<H: Handler> Loop<H> {
             };
             respond_to(&peer, &responder, id, result).await;
         });
+        if ordered {
+            let _ = task.await;
+        }
     }
 
     async fn respond(

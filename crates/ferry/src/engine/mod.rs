@@ -21,6 +21,8 @@ mod config;
 mod dispatch;
 mod peer;
 mod progress;
+#[cfg(unix)]
+mod stdio;
 mod transport;
 
 use std::future::Future;
@@ -33,7 +35,9 @@ pub use config::EngineConfig;
 pub use dispatch::{Engine, EngineHandle};
 pub use peer::{CallError, CallOptions, Peer};
 pub use progress::{ProgressError, ProgressReporter};
-pub use transport::{Frame, Transport, TransportEvent};
+#[cfg(unix)]
+pub use stdio::stdio;
+pub use transport::{Frame, Transport, TransportEvent, Writer};
 
 /// The outcome of an incoming request: a raw result or an error.
 pub type HandlerResult = Result<RawJson, ErrorObject>;
@@ -76,6 +80,13 @@ pub trait Handler: Send + Sync + 'static {
     /// Whether a JSON-RPC batch may be answered now (MCP allows batches only in
     /// 2025-03-26). Default: no.
     fn accepts_batches(&self) -> bool {
+        false
+    }
+
+    /// Whether the engine must finish a request of `method` before it reads the next
+    /// message, because later messages depend on its outcome (`initialize`). Default: no.
+    fn in_order(&self, method: &str) -> bool {
+        let _ = method;
         false
     }
 }

@@ -6,6 +6,8 @@
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 /// One complete JSON text.
 pub type Frame = Vec<u8>;
@@ -29,9 +31,39 @@ pub struct Transport {
     pub incoming: mpsc::Receiver<TransportEvent>,
     /// Frames to the peer; bounded, so a slow peer slows the senders (backpressure).
     pub outgoing: mpsc::Sender<Frame>,
+    /// The task writing `outgoing` to a byte stream, if any; the engine lets it flush what
+    /// is queued before it reports the connection finished.
+    pub writer: Option<Writer>,
+}
+
+/// The task that writes a transport's outgoing frames.
+#[derive(Debug)]
+pub struct Writer {
+    close: CancellationToken,
+    task: JoinHandle<()>,
+}
+
+impl Writer {
+    /// Write every frame queued so far, accept no more, and wait until it is done (at most
+    /// `grace`).
+    pub async fn flush_and_close(self, grace: std::time::Duration) {
+        self.close.cancel();
+        if tokio::time::timeout(grace, self.task).await.is_err() {
+            tracing::debug!("the transport writer did not finish within {grace:?}");
+        }
+    }
 }
 
 impl Transport {
+    /// A transport over two channels (a custom transport pumping frames itself).
+    pub fn new(incoming: mpsc::Receiver<TransportEvent>, outgoing: mpsc::Sender<Frame>) -> Self {
+        Transport {
+            incoming,
+            outgoing,
+            writer: None,
+        }
+    }
+
     /// Two connected in-memory transports, for tests and in-process peers.
     pub fn pair(capacity: usize) -> (Transport, Transport) {
         let (a_tx, a_rx) = mpsc::channel(capacity);
@@ -40,16 +72,7 @@ impl Transport {
         let (b_in_tx, b_in_rx) = mpsc::channel::<TransportEvent>(capacity);
         tokio::spawn(forward(a_rx, b_in_tx));
         tokio::spawn(forward(b_rx, a_in_tx));
-        (
-            Transport {
-                incoming: a_in_rx,
-                outgoing: a_tx,
-            },
-            Transport {
-                incoming: b_in_rx,
-                outgoing: b_tx,
-            },
-        )
+        (Transport::new(a_in_rx, a_tx), Transport::new(b_in_rx, b_tx))
     }
 
     /// A transport over a byte stream of newline-delimited frames (stdio, a child
@@ -67,10 +90,12 @@ impl Transport {
         let (in_tx, in_rx) = mpsc::channel(queue);
         let (out_tx, out_rx) = mpsc::channel(queue);
         tokio::spawn(read_lines(reader, in_tx, max_frame_bytes));
-        tokio::spawn(write_lines(writer, out_rx));
+        let close = CancellationToken::new();
+        let task = tokio::spawn(write_lines(writer, out_rx, close.clone()));
         Transport {
             incoming: in_rx,
             outgoing: out_tx,
+            writer: Some(Writer { close, task }),
         }
     }
 }
@@ -143,9 +168,23 @@ fn memchr(haystack: &[u8]) -> Option<usize> {
     haystack.iter().position(|&b| b == b'\n')
 }
 
-async fn write_lines<W: AsyncWrite + Unpin>(mut writer: W, mut rx: mpsc::Receiver<Frame>) {
+async fn write_lines<W: AsyncWrite + Unpin>(
+    mut writer: W,
+    mut rx: mpsc::Receiver<Frame>,
+    close: CancellationToken,
+) {
     let mut buf = Vec::with_capacity(64 * 1024);
-    while let Some(frame) = rx.recv().await {
+    loop {
+        let frame = tokio::select! {
+            biased;
+            frame = rx.recv() => frame,
+            () = close.cancelled(), if !rx.is_closed() => {
+                // Refuse new frames; the ones already queued are still received.
+                rx.close();
+                continue;
+            }
+        };
+        let Some(frame) = frame else { break };
         buf.clear();
         buf.extend_from_slice(&frame);
         buf.push(b'\n');

@@ -1,0 +1,165 @@
+//! Tools: typed async functions with input schemas derived from their argument types.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use ferry_protocol::types::{CallToolResult, ContentBlock, JsonObject, Tool};
+use ferry_protocol::{Feature, ProtocolVersion};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::context::ToolContext;
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// A tool's behaviour behind its description: arguments in, result out.
+pub(crate) type ToolFn =
+    Arc<dyn Fn(Option<JsonObject>, ToolContext) -> BoxFuture<ToolOutcome> + Send + Sync>;
+
+/// What running a tool can come to.
+pub(crate) enum ToolOutcome {
+    /// The tool ran (successfully or not: failures are results with `isError`).
+    Result(Box<CallToolResult>),
+    /// The arguments did not fit the tool's input schema; the message names the field.
+    InvalidArguments(String),
+}
+
+/// A registered tool.
+#[derive(Clone)]
+pub(crate) struct ToolEntry {
+    pub(crate) tool: Tool,
+    pub(crate) run: ToolFn,
+}
+
+/// A tool's result, from a handler's return value.
+///
+/// Implemented for `String` and `&'static str` (one text block), [`CallToolResult`] (as
+/// is), [`Json`] (structured content plus its text), and `Result<T, E>` where an `Err`
+/// becomes an `isError` result with `E`'s message.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a tool",
+    note = "return a String, a CallToolResult, Json<T>, or a Result of one of these"
+)]
+pub trait IntoToolResult {
+    /// The result.
+    fn into_tool_result(self) -> CallToolResult;
+
+    /// The JSON Schema of the structured content, if the type has one.
+    fn output_schema() -> Option<JsonObject> {
+        None
+    }
+}
+
+impl IntoToolResult for CallToolResult {
+    fn into_tool_result(self) -> CallToolResult {
+        self
+    }
+}
+
+impl IntoToolResult for String {
+    fn into_tool_result(self) -> CallToolResult {
+        CallToolResult::success(vec![ContentBlock::text(self)])
+    }
+}
+
+impl IntoToolResult for &'static str {
+    fn into_tool_result(self) -> CallToolResult {
+        CallToolResult::success(vec![ContentBlock::text(self)])
+    }
+}
+
+/// Structured tool output: becomes `structuredContent`, a text block with the same JSON
+/// (for clients that read only text), and the tool's `outputSchema`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Json<T>(pub T);
+
+impl<T: Serialize + JsonSchema> IntoToolResult for Json<T> {
+    fn into_tool_result(self) -> CallToolResult {
+        match serde_json::to_value(&self.0) {
+            Ok(value) => CallToolResult {
+                content: vec![ContentBlock::text(value.to_string())],
+                structured_content: Some(value),
+                ..Default::default()
+            },
+            Err(e) => CallToolResult::error(format!("the tool's output did not serialize: {e}")),
+        }
+    }
+
+    fn output_schema() -> Option<JsonObject> {
+        Some(schema_for::<T>())
+    }
+}
+
+impl<T: IntoToolResult, E: std::fmt::Display> IntoToolResult for Result<T, E> {
+    fn into_tool_result(self) -> CallToolResult {
+        match self {
+            Ok(value) => value.into_tool_result(),
+            Err(error) => CallToolResult::error(error.to_string()),
+        }
+    }
+
+    fn output_schema() -> Option<JsonObject> {
+        T::output_schema()
+    }
+}
+
+/// The JSON Schema of `T`, with every subschema inlined (no `$ref` clients must follow).
+pub(crate) fn schema_for<T: JsonSchema>() -> JsonObject {
+    let settings = schemars::generate::SchemaSettings::draft2020_12().with(|s| {
+        s.inline_subschemas = true;
+    });
+    let schema = settings.into_generator().into_root_schema_for::<T>();
+    let mut object = match schema.to_value() {
+        serde_json::Value::Object(map) => map,
+        _ => JsonObject::new(),
+    };
+    // Everything is inlined, so an empty `$defs` may remain; it is noise to clients.
+    object.remove("$defs");
+    if !object.contains_key("type") {
+        object.insert("type".into(), "object".into());
+    }
+    object
+}
+
+/// Build a tool entry from a typed async function.
+pub(crate) fn typed_tool<A, F, Fut, R>(mut tool: Tool, f: F) -> ToolEntry
+where
+    A: DeserializeOwned + JsonSchema + Send + 'static,
+    F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+    R: IntoToolResult + 'static,
+{
+    tool.input_schema = schema_for::<A>();
+    if tool.output_schema.is_none() {
+        tool.output_schema = R::output_schema();
+    }
+    let f = Arc::new(f);
+    let run: ToolFn = Arc::new(move |arguments, cx| {
+        let f = Arc::clone(&f);
+        Box::pin(async move {
+            let arguments = serde_json::Value::Object(arguments.unwrap_or_default());
+            match serde_path_to_error::deserialize::<_, A>(arguments) {
+                Ok(args) => ToolOutcome::Result(Box::new(f(args, cx).await.into_tool_result())),
+                Err(e) => ToolOutcome::InvalidArguments(describe(&e)),
+            }
+        })
+    });
+    ToolEntry { tool, run }
+}
+
+fn describe(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
+    let path = e.path().to_string();
+    if path == "." {
+        format!("invalid arguments: {}", e.inner())
+    } else {
+        format!("invalid argument `{path}`: {}", e.inner())
+    }
+}
+
+/// How an argument error is reported in `version`: `-32602` up to 2025-06-18, an
+/// `isError` result from 2025-11-25 (SEP-1303: the model can correct itself).
+pub(crate) fn argument_error_is_result(version: ProtocolVersion) -> bool {
+    version.has(Feature::Icons)
+}
