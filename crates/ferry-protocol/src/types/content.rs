@@ -159,6 +159,34 @@ pub enum ResourceContents {
 }
 
 impl ResourceContents {
+    /// Text contents of `uri` with a MIME type.
+    pub fn text(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        text: impl Into<String>,
+    ) -> Self {
+        ResourceContents::Text(TextResourceContents {
+            uri: uri.into(),
+            mime_type: Some(mime_type.into()),
+            text: text.into(),
+            meta: None,
+        })
+    }
+
+    /// Binary contents of `uri` (`blob` is base64) with a MIME type.
+    pub fn blob(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        blob: impl Into<String>,
+    ) -> Self {
+        ResourceContents::Blob(BlobResourceContents {
+            uri: uri.into(),
+            mime_type: Some(mime_type.into()),
+            blob: blob.into(),
+            meta: None,
+        })
+    }
+
     /// The URI of the contents.
     pub fn uri(&self) -> &str {
         match self {

@@ -48,6 +48,16 @@ impl Tool {
             ..Default::default()
         }
     }
+
+    /// A tool with a name and a description; the input schema is filled in later (a
+    /// server derives it from the argument type).
+    pub fn described(name: impl Into<String>, description: impl Into<String>) -> Self {
+        Tool {
+            name: name.into(),
+            description: Some(description.into()),
+            ..Default::default()
+        }
+    }
 }
 
 /// Hints about a tool's behaviour. Untrusted unless the server is trusted.

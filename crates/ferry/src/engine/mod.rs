@@ -90,3 +90,29 @@ pub trait Handler: Send + Sync + 'static {
         false
     }
 }
+
+impl<H: Handler> Handler for std::sync::Arc<H> {
+    fn request(
+        &self,
+        request: Request,
+        context: RequestContext,
+    ) -> impl Future<Output = HandlerResult> + Send {
+        H::request(self, request, context)
+    }
+
+    fn notification(
+        &self,
+        notification: Notification,
+        peer: &Peer,
+    ) -> impl Future<Output = ()> + Send {
+        H::notification(self, notification, peer)
+    }
+
+    fn accepts_batches(&self) -> bool {
+        H::accepts_batches(self)
+    }
+
+    fn in_order(&self, method: &str) -> bool {
+        H::in_order(self, method)
+    }
+}

@@ -1,32 +1,50 @@
-//! Building a server and running it on a transport.
+//! Building a server, changing it at runtime, and running it on a transport.
 
 use std::future::Future;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use ferry_protocol::VersionSet;
-use ferry_protocol::types::{Implementation, ServerCapabilities, Tool, ToolsCapability};
+use ferry_protocol::types::{
+    Implementation, Prompt, PromptsCapability, Resource, ResourceTemplate, ResourcesCapability,
+    ServerCapabilities, Tool, ToolsCapability,
+};
 use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
+use tokio::sync::broadcast;
 
-use super::context::ToolContext;
-use super::session::Session;
+use super::completion::{Completers, CompletionRequest, Target, completer};
+use super::context::Context;
+use super::prompts::{IntoPromptResult, PromptEntry, typed_prompt};
+use super::registry::{Change, Registry, change_feed};
+use super::resources::{
+    ReadResult, ResourceEntry, TemplateEntry, TemplateVars, static_reader, template_reader,
+};
+use super::session;
 use super::tools::{IntoToolResult, ToolEntry, typed_tool};
-use crate::engine::{Engine, EngineConfig, EngineHandle, Transport};
+use super::uri_template::UriTemplate;
+use crate::engine::{EngineConfig, EngineHandle, Transport};
 
-/// The registered tools, swapped whole on change so readers never wait on writers for
-/// long: a call clones the `Arc` and releases the lock.
-pub(crate) type ToolSet = Arc<IndexMap<String, ToolEntry>>;
+/// The default number of items per page of a list result.
+pub const DEFAULT_PAGE_SIZE: usize = 100;
 
 pub(crate) struct ServerInner {
     pub(crate) info: Implementation,
     pub(crate) instructions: Option<String>,
     pub(crate) versions: VersionSet,
     pub(crate) engine: EngineConfig,
-    tools: RwLock<ToolSet>,
+    pub(crate) page_size: usize,
+    pub(crate) logging: bool,
+    pub(crate) tools: Registry<ToolEntry>,
+    pub(crate) resources: Registry<ResourceEntry>,
+    pub(crate) templates: Registry<TemplateEntry>,
+    pub(crate) prompts: Registry<PromptEntry>,
+    pub(crate) completers: Completers,
+    pub(crate) changes: broadcast::Sender<Change>,
 }
 
-/// An MCP server. Cheap to clone; every clone serves the same registry.
+/// An MCP server. Cheap to clone; every clone serves the same registry, and a change made
+/// through one (adding a tool, say) reaches every connected client.
 #[derive(Clone)]
 pub struct Server {
     pub(crate) inner: Arc<ServerInner>,
@@ -43,40 +61,50 @@ impl std::fmt::Debug for Server {
 
 /// Builds a [`Server`].
 pub struct ServerBuilder {
-    info: Implementation,
-    instructions: Option<String>,
-    versions: VersionSet,
-    engine: EngineConfig,
-    tools: IndexMap<String, ToolEntry>,
+    inner: ServerInner,
 }
 
 impl std::fmt::Debug for ServerBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServerBuilder")
-            .field("info", &self.info)
+            .field("info", &self.inner.info)
             .finish_non_exhaustive()
     }
+}
+
+fn insert_new<T>(map: &mut IndexMap<String, T>, kind: &str, name: String, entry: T) {
+    assert!(
+        !map.contains_key(&name),
+        "{kind} {name:?} is registered twice"
+    );
+    map.insert(name, entry);
 }
 
 impl Server {
     /// Start building a server with its name and version (`serverInfo`).
     pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
         ServerBuilder {
-            info: Implementation::new(name, version),
-            instructions: None,
-            versions: VersionSet::all(),
-            engine: EngineConfig::default(),
-            tools: IndexMap::new(),
+            inner: ServerInner {
+                info: Implementation::new(name, version),
+                instructions: None,
+                versions: VersionSet::all(),
+                engine: EngineConfig::default(),
+                page_size: DEFAULT_PAGE_SIZE,
+                logging: false,
+                tools: Registry::new(IndexMap::new()),
+                resources: Registry::new(IndexMap::new()),
+                templates: Registry::new(IndexMap::new()),
+                prompts: Registry::new(IndexMap::new()),
+                completers: Completers::new(),
+                changes: change_feed(),
+            },
         }
     }
 
-    /// Serve one connection. The returned handle's task ends when the client hangs up.
+    /// Serve one connection. The returned handle's task ends when the client hangs up and
+    /// everything queued for it has been written.
     pub fn serve(&self, transport: Transport) -> EngineHandle {
-        Engine::start(
-            transport,
-            Session::new(self.clone()),
-            self.inner.engine.clone(),
-        )
+        session::serve(self.clone(), transport)
     }
 
     /// Serve this process's stdin and stdout until the client closes stdin.
@@ -92,48 +120,169 @@ impl Server {
 
     /// The names of the registered tools, in registration order.
     pub fn tool_names(&self) -> Vec<String> {
-        self.tools().keys().cloned().collect()
+        self.inner
+            .tools
+            .snapshot()
+            .entries
+            .keys()
+            .cloned()
+            .collect()
     }
 
-    pub(crate) fn tools(&self) -> ToolSet {
-        Arc::clone(&self.inner.tools.read().unwrap_or_else(|e| e.into_inner()))
+    /// Add a tool while serving (see [`ServerBuilder::tool`]); connected clients get
+    /// `notifications/tools/list_changed`. Replaces a tool of the same name.
+    pub fn add_tool<A, F, Fut, R>(&self, name: &str, description: &str, f: F)
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoToolResult + 'static,
+    {
+        let entry = typed_tool(Tool::described(name, description), f);
+        self.inner.tools.edit(|m| m.insert(name.to_owned(), entry));
+        self.changed(Change::Tools);
+    }
+
+    /// Remove a tool while serving; returns whether it existed.
+    pub fn remove_tool(&self, name: &str) -> bool {
+        let removed = self.inner.tools.edit(|m| m.shift_remove(name).is_some());
+        if removed {
+            self.changed(Change::Tools);
+        }
+        removed
+    }
+
+    /// Add a static resource while serving (see [`ServerBuilder::resource`]).
+    pub fn add_resource<F, Fut>(&self, resource: Resource, read: F)
+    where
+        F: Fn(Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ReadResult> + Send + 'static,
+    {
+        let entry = ResourceEntry {
+            read: static_reader(read),
+            resource,
+        };
+        self.inner
+            .resources
+            .edit(|m| m.insert(entry.resource.uri.clone(), entry));
+        self.changed(Change::Resources);
+    }
+
+    /// Remove a static resource while serving; returns whether it existed.
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        let removed = self.inner.resources.edit(|m| m.shift_remove(uri).is_some());
+        if removed {
+            self.changed(Change::Resources);
+        }
+        removed
+    }
+
+    /// Add a prompt while serving (see [`ServerBuilder::prompt`]).
+    pub fn add_prompt<A, F, Fut, R>(&self, name: &str, description: &str, f: F)
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoPromptResult + 'static,
+    {
+        let entry = typed_prompt(described_prompt(name, description), f);
+        self.inner
+            .prompts
+            .edit(|m| m.insert(name.to_owned(), entry));
+        self.changed(Change::Prompts);
+    }
+
+    /// Remove a prompt while serving; returns whether it existed.
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        let removed = self.inner.prompts.edit(|m| m.shift_remove(name).is_some());
+        if removed {
+            self.changed(Change::Prompts);
+        }
+        removed
+    }
+
+    /// Tell subscribed clients that the contents of `uri` changed
+    /// (`notifications/resources/updated`).
+    pub fn notify_resource_updated(&self, uri: &str) {
+        self.changed(Change::ResourceUpdated(uri.into()));
+    }
+
+    fn changed(&self, change: Change) {
+        // No receiver means no client is connected: nobody to tell.
+        let _ = self.inner.changes.send(change);
     }
 
     /// What the server offers, exactly as registered.
     pub(crate) fn capabilities(&self) -> ServerCapabilities {
+        let inner = &self.inner;
+        let has_resources = !inner.resources.snapshot().entries.is_empty()
+            || !inner.templates.snapshot().entries.is_empty();
         ServerCapabilities {
-            tools: (!self.tools().is_empty()).then(ToolsCapability::default),
+            tools: (!inner.tools.snapshot().entries.is_empty()).then_some(ToolsCapability {
+                list_changed: Some(true),
+            }),
+            resources: has_resources.then_some(ResourcesCapability {
+                subscribe: Some(true),
+                list_changed: Some(true),
+            }),
+            prompts: (!inner.prompts.snapshot().entries.is_empty()).then_some(PromptsCapability {
+                list_changed: Some(true),
+            }),
+            completions: (!inner.completers.is_empty()).then(Default::default),
+            logging: inner.logging.then(Default::default),
             ..Default::default()
         }
+    }
+}
+
+fn described_prompt(name: &str, description: &str) -> Prompt {
+    Prompt {
+        name: name.to_owned(),
+        description: Some(description.to_owned()),
+        ..Default::default()
     }
 }
 
 impl ServerBuilder {
     /// Usage guidance for the model (`instructions`).
     pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
-        self.instructions = Some(instructions.into());
+        self.inner.instructions = Some(instructions.into());
         self
     }
 
     /// The display name (`serverInfo.title`, from 2025-06-18).
     pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.info.title = Some(title.into());
+        self.inner.info.title = Some(title.into());
         self
     }
 
     /// The revisions to speak. Default: all ([`VersionSet::all`]).
     pub fn versions(mut self, versions: VersionSet) -> Self {
-        self.versions = versions;
+        self.inner.versions = versions;
         self
     }
 
     /// Engine limits. Default: [`EngineConfig::default`].
     pub fn engine(mut self, config: EngineConfig) -> Self {
-        self.engine = config;
+        self.inner.engine = config;
         self
     }
 
-    /// Add a tool: a plain async function of its typed arguments and a [`ToolContext`].
+    /// Items per page of `tools/list`, `resources/list`, `resources/templates/list` and
+    /// `prompts/list`. Default: [`DEFAULT_PAGE_SIZE`].
+    pub fn page_size(mut self, page_size: usize) -> Self {
+        self.inner.page_size = page_size.max(1);
+        self
+    }
+
+    /// Declare the `logging` capability: clients may set a level, and
+    /// [`Context::log`] sends `notifications/message`.
+    pub fn logging(mut self) -> Self {
+        self.inner.logging = true;
+        self
+    }
+
+    /// Add a tool: a plain async function of its typed arguments and a [`Context`].
     ///
     /// The input schema comes from `A` (inlined, no `$ref`); arguments are checked against
     /// `A` before the function runs. A name registered twice panics: it is a programming
@@ -141,45 +290,132 @@ impl ServerBuilder {
     pub fn tool<A, F, Fut, R>(self, name: &str, description: &str, f: F) -> Self
     where
         A: DeserializeOwned + JsonSchema + Send + 'static,
-        F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = R> + Send + 'static,
         R: IntoToolResult + 'static,
     {
-        let tool = Tool {
-            description: Some(description.to_owned()),
-            ..Tool::new(name, Default::default())
-        };
-        self.tool_with(tool, f)
+        self.tool_with(Tool::described(name, description), f)
     }
 
     /// Add a tool with a full description (title, annotations, icons...). The input schema
     /// is replaced by the one derived from `A`.
-    pub fn tool_with<A, F, Fut, R>(mut self, tool: Tool, f: F) -> Self
+    pub fn tool_with<A, F, Fut, R>(self, tool: Tool, f: F) -> Self
     where
         A: DeserializeOwned + JsonSchema + Send + 'static,
-        F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = R> + Send + 'static,
         R: IntoToolResult + 'static,
     {
         let name = tool.name.clone();
         let entry = typed_tool(tool, f);
-        assert!(
-            self.tools.insert(name.clone(), entry).is_none(),
-            "tool {name:?} is registered twice"
+        self.inner
+            .tools
+            .edit(|m| insert_new(m, "tool", name, entry));
+        self
+    }
+
+    /// Add a static resource, read by `read`.
+    pub fn resource<F, Fut>(self, resource: Resource, read: F) -> Self
+    where
+        F: Fn(Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ReadResult> + Send + 'static,
+    {
+        let uri = resource.uri.clone();
+        let entry = ResourceEntry {
+            resource,
+            read: static_reader(read),
+        };
+        self.inner
+            .resources
+            .edit(|m| insert_new(m, "resource", uri, entry));
+        self
+    }
+
+    /// Add a resource template: `read` gets the URI and the variables it matched
+    /// (RFC 6570). A template that does not parse panics: it is a programming error.
+    pub fn resource_template<F, Fut>(self, template: ResourceTemplate, read: F) -> Self
+    where
+        F: Fn(String, TemplateVars, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ReadResult> + Send + 'static,
+    {
+        let matcher = UriTemplate::parse(&template.uri_template).unwrap_or_else(|e| panic!("{e}"));
+        let key = template.uri_template.clone();
+        let entry = TemplateEntry {
+            template,
+            matcher,
+            read: template_reader(read),
+        };
+        self.inner
+            .templates
+            .edit(|m| insert_new(m, "resource template", key, entry));
+        self
+    }
+
+    /// Add a prompt: an async function of its typed arguments (fields `String` or
+    /// `Option<String>`; the declared arguments come from the type) returning its
+    /// messages.
+    pub fn prompt<A, F, Fut, R>(self, name: &str, description: &str, f: F) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoPromptResult + 'static,
+    {
+        self.prompt_with(described_prompt(name, description), f)
+    }
+
+    /// Add a prompt with a full description (title, icons...). Its arguments are replaced
+    /// by the ones derived from `A`.
+    pub fn prompt_with<A, F, Fut, R>(self, prompt: Prompt, f: F) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoPromptResult + 'static,
+    {
+        let name = prompt.name.clone();
+        let entry = typed_prompt(prompt, f);
+        self.inner
+            .prompts
+            .edit(|m| insert_new(m, "prompt", name, entry));
+        self
+    }
+
+    /// Suggest values for argument `argument` of prompt `prompt` (`completion/complete`).
+    pub fn complete_prompt_argument<F, Fut>(mut self, prompt: &str, argument: &str, f: F) -> Self
+    where
+        F: Fn(CompletionRequest, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Vec<String>> + Send + 'static,
+    {
+        let key = (Target::Prompt(prompt.to_owned()), argument.to_owned());
+        self.inner.completers.insert(key, completer(f));
+        self
+    }
+
+    /// Suggest values for variable `variable` of the resource template whose URI template
+    /// is `uri_template`.
+    pub fn complete_template_variable<F, Fut>(
+        mut self,
+        uri_template: &str,
+        variable: &str,
+        f: F,
+    ) -> Self
+    where
+        F: Fn(CompletionRequest, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Vec<String>> + Send + 'static,
+    {
+        let key = (
+            Target::Template(uri_template.to_owned()),
+            variable.to_owned(),
         );
+        self.inner.completers.insert(key, completer(f));
         self
     }
 
     /// Finish.
     pub fn build(self) -> Server {
         Server {
-            inner: Arc::new(ServerInner {
-                info: self.info,
-                instructions: self.instructions,
-                versions: self.versions,
-                engine: self.engine,
-                tools: RwLock::new(Arc::new(self.tools)),
-            }),
+            inner: Arc::new(self.inner),
         }
     }
 }

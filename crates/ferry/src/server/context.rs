@@ -1,23 +1,70 @@
-//! What a tool handler can reach besides its arguments.
+//! What a handler (tool, resource, prompt, completion) can reach besides its arguments.
+
+use std::sync::Arc;
 
 use ferry_protocol::ProtocolVersion;
-use ferry_protocol::types::RequestMeta;
+use ferry_protocol::types::{LoggingLevel, LoggingMessageNotificationParams, RequestMeta};
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::{Peer, ProgressReporter};
 
-/// The context of one tool call.
+/// The context of one request to a server handler.
 #[derive(Clone, Debug)]
-pub struct ToolContext {
+pub struct Context {
     /// The revision the caller speaks.
     pub version: ProtocolVersion,
     /// The request's `_meta` (progress token, and in the stateless era the client's
     /// version, capabilities and identity).
     pub meta: RequestMeta,
-    /// Cancelled when the client cancels the call or hangs up.
+    /// Cancelled when the client cancels the request or hangs up.
     pub cancel: CancellationToken,
     /// Present when the client asked for progress.
     pub progress: Option<ProgressReporter>,
-    /// The client, for notifications and (session era) requests of the tool's own.
+    /// The client, for notifications and (session era) requests of the handler's own.
     pub peer: Peer,
+    /// The least severe level the client wants to hear (`None`: no log messages).
+    pub(crate) log_level: Option<LoggingLevel>,
+    /// Identifies the connection (session era) the request came from.
+    pub(crate) session_key: Arc<str>,
+}
+
+/// The context of a tool call.
+pub type ToolContext = Context;
+
+impl Context {
+    /// Send `notifications/message` to the client if it wants messages of `level`: in the
+    /// session era the level set by `logging/setLevel` (everything until it is set), in
+    /// the stateless era this request's `_meta` `io.modelcontextprotocol/logLevel`
+    /// (nothing when absent, as 2026-07-28 requires). Returns whether it was sent.
+    pub async fn log(
+        &self,
+        level: LoggingLevel,
+        logger: Option<&str>,
+        data: impl Into<serde_json::Value>,
+    ) -> bool {
+        if !self.wants_log(level) {
+            return false;
+        }
+        let params = LoggingMessageNotificationParams {
+            level,
+            logger: logger.map(str::to_owned),
+            data: data.into(),
+            meta: None,
+        };
+        self.peer
+            .notify("notifications/message", &params)
+            .await
+            .is_ok()
+    }
+
+    /// Whether a message of `level` would reach the client.
+    pub fn wants_log(&self, level: LoggingLevel) -> bool {
+        self.log_level.is_some_and(|min| level >= min)
+    }
+
+    /// An identifier of the connection the request arrived on, stable for its lifetime
+    /// and unique within the process: the key for per-session state a server keeps.
+    pub fn session_key(&self) -> &str {
+        &self.session_key
+    }
 }

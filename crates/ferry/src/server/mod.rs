@@ -10,11 +10,13 @@
 //!   `data.supported`); `server/discover`; `resultType`, `ttlMs` and `cacheScope` on
 //!   results.
 //!
-//! A message is parsed in `ferry_protocol::jsonrpc::classify` (inside the engine), routed
-//! in [`session`](self) by `ClientRequest::parse`, and answered by the feature modules.
+//! Where a message goes: it is parsed in `ferry_protocol::jsonrpc::classify` (inside the
+//! engine), routed in `session.rs` by `ClientRequest::parse`, and answered by the feature
+//! modules (`tools.rs`, `resources.rs`, `prompts.rs`, `completion.rs`), each shaping its
+//! result for the caller's revision in `reply.rs`.
 //!
 //! ```
-//! use ferry::server::{Server, ToolContext};
+//! use ferry::server::{Context, Server};
 //! use schemars::JsonSchema;
 //! use serde::Deserialize;
 //!
@@ -25,16 +27,27 @@
 //! }
 //!
 //! let server = Server::builder("demo", "1.0.0")
-//!     .tool("echo", "Echo the text back", |args: Echo, _cx: ToolContext| async move { args.text })
+//!     .tool("echo", "Echo the text back", |args: Echo, _cx: Context| async move { args.text })
 //!     .build();
 //! assert_eq!(server.tool_names(), ["echo"]);
 //! ```
 
 mod builder;
+mod completion;
 mod context;
+mod pagination;
+mod prompts;
+mod registry;
+mod reply;
+mod resources;
 mod session;
 mod tools;
+mod uri_template;
 
-pub use builder::{Server, ServerBuilder};
-pub use context::ToolContext;
+pub use builder::{DEFAULT_PAGE_SIZE, Server, ServerBuilder};
+pub use completion::CompletionRequest;
+pub use context::{Context, ToolContext};
+pub use prompts::IntoPromptResult;
+pub use resources::{ReadResult, ResourceError, TemplateVars};
 pub use tools::{IntoToolResult, Json};
+pub use uri_template::{TemplateError, UriTemplate};

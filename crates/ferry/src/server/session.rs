@@ -1,19 +1,25 @@
-//! One connection's server side: lifecycle, era resolution, routing and result shaping.
+//! One connection's server side: lifecycle, era resolution, routing, and the
+//! notifications a connection hears (list changes, resource updates).
 
-use std::sync::Mutex;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
-use ferry_protocol::conform::Conform;
 use ferry_protocol::error_codes;
 use ferry_protocol::jsonrpc::{ErrorObject, Notification, Request};
 use ferry_protocol::methods::{ClientRequest, method_info};
 use ferry_protocol::types::*;
-use ferry_protocol::{Era, Feature, ProtocolVersion};
-use serde::Serialize;
+use ferry_protocol::{Era, ProtocolVersion};
+use tokio::sync::broadcast;
 
 use super::builder::Server;
-use super::context::ToolContext;
-use super::tools::{ToolOutcome, argument_error_is_result};
-use crate::engine::{Handler, HandlerResult, Peer, RequestContext};
+use super::context::Context;
+use super::registry::Change;
+use super::reply::{Call, reply};
+use super::{completion, prompts, resources, tools};
+use crate::engine::{
+    Engine, EngineHandle, Handler, HandlerResult, Peer, RequestContext, Transport,
+};
 
 /// What the session era negotiated on this connection.
 #[derive(Default)]
@@ -22,29 +28,112 @@ struct SessionState {
     client_capabilities: ClientCapabilities,
     client_info: Option<Implementation>,
     initialized: bool,
+    /// Set by `logging/setLevel`; until then every level is sent.
+    log_level: Option<LoggingLevel>,
+    /// URIs the client subscribed to with `resources/subscribe`.
+    subscriptions: HashSet<String>,
 }
 
 pub(crate) struct Session {
     server: Server,
+    key: Arc<str>,
     state: Mutex<SessionState>,
 }
 
-/// How one request is to be answered: in which revision, with which `_meta`.
-struct Call {
-    version: ProtocolVersion,
-    meta: RequestMeta,
+/// Serve one connection: the engine with a session handler, and a task forwarding the
+/// server's changes to it until it ends.
+pub(crate) fn serve(server: Server, transport: Transport) -> EngineHandle {
+    static CONNECTIONS: AtomicU64 = AtomicU64::new(0);
+    let number = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
+    let changes = server.inner.changes.subscribe();
+    let config = server.inner.engine.clone();
+    let session = Arc::new(Session {
+        server,
+        key: format!("connection-{number}").into(),
+        state: Mutex::default(),
+    });
+    let engine = Engine::start(transport, Arc::clone(&session), config);
+    let peer = engine.peer.clone();
+    let forwarder = tokio::spawn(forward_changes(Arc::clone(&session), peer, changes));
+    let engine_task = engine.task;
+    let task = tokio::spawn(async move {
+        let outcome = engine_task.await;
+        forwarder.abort();
+        if let Err(e) = outcome {
+            tracing::error!("the connection's engine failed: {e}");
+        }
+    });
+    EngineHandle {
+        peer: engine.peer,
+        task,
+    }
+}
+
+/// Tell an initialized session-era client what changed. (Stateless-era clients hear
+/// changes through `subscriptions/listen`.)
+async fn forward_changes(
+    session: Arc<Session>,
+    peer: Peer,
+    mut changes: broadcast::Receiver<Change>,
+) {
+    loop {
+        let notices: Vec<(&'static str, Option<ResourceUpdatedNotificationParams>)> =
+            match changes.recv().await {
+                Ok(change) => session.notices_for(&change).into_iter().collect(),
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::debug!("{missed} server changes missed; announcing every list");
+                    [Change::Tools, Change::Resources, Change::Prompts]
+                        .iter()
+                        .filter_map(|c| session.notices_for(c))
+                        .collect()
+                }
+                Err(broadcast::error::RecvError::Closed) => return,
+            };
+        for (method, params) in notices {
+            let sent = match params {
+                Some(params) => peer.notify(method, &params).await,
+                None => peer.notify(method, &NotificationParams::default()).await,
+            };
+            if sent.is_err() {
+                return;
+            }
+        }
+    }
 }
 
 impl Session {
-    pub(crate) fn new(server: Server) -> Self {
-        Session {
-            server,
-            state: Mutex::default(),
-        }
-    }
-
     fn state(&self) -> std::sync::MutexGuard<'_, SessionState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The notification a change becomes for this connection, if it hears it.
+    fn notices_for(
+        &self,
+        change: &Change,
+    ) -> Option<(&'static str, Option<ResourceUpdatedNotificationParams>)> {
+        let state = self.state();
+        if !state.initialized || state.version.is_none() {
+            return None;
+        }
+        let capabilities = self.server.capabilities();
+        match change {
+            Change::Tools => capabilities
+                .tools
+                .map(|_| ("notifications/tools/list_changed", None)),
+            Change::Resources => capabilities
+                .resources
+                .map(|_| ("notifications/resources/list_changed", None)),
+            Change::Prompts => capabilities
+                .prompts
+                .map(|_| ("notifications/prompts/list_changed", None)),
+            Change::ResourceUpdated(uri) => state.subscriptions.contains(&**uri).then(|| {
+                let params = ResourceUpdatedNotificationParams {
+                    uri: uri.to_string(),
+                    meta: None,
+                };
+                ("notifications/resources/updated", Some(params))
+            }),
+        }
     }
 
     /// The revision a request is answered in: its own `_meta` version (stateless era) or
@@ -71,10 +160,36 @@ impl Session {
                 }
             }
         };
-        if !method_info(request.method()).is_some_and(|m| m.in_revision(version)) {
+        if !method_info(request.method()).is_some_and(|m| m.in_revision(version))
+            || !self.offers(request)
+        {
             return Err(ErrorObject::method_not_found(request.method()));
         }
         Ok(Call { version, meta })
+    }
+
+    /// Whether the server declared the capability a request needs.
+    fn offers(&self, request: &ClientRequest) -> bool {
+        let capabilities = self.server.capabilities();
+        match request {
+            ClientRequest::ListTools(_) | ClientRequest::CallTool(_) => {
+                capabilities.tools.is_some()
+            }
+            ClientRequest::ListResources(_)
+            | ClientRequest::ListResourceTemplates(_)
+            | ClientRequest::ReadResource(_)
+            | ClientRequest::Subscribe(_)
+            | ClientRequest::Unsubscribe(_) => capabilities.resources.is_some(),
+            ClientRequest::ListPrompts(_) | ClientRequest::GetPrompt(_) => {
+                capabilities.prompts.is_some()
+            }
+            ClientRequest::Complete(_) => capabilities.completions.is_some(),
+            ClientRequest::SetLevel(_) => capabilities.logging.is_some(),
+            ClientRequest::Initialize(_) | ClientRequest::Ping(_) | ClientRequest::Discover(_) => {
+                true
+            }
+            _ => false,
+        }
     }
 
     fn stateless_version(&self, meta: &RequestMeta) -> Result<ProtocolVersion, ErrorObject> {
@@ -127,101 +242,84 @@ impl Session {
         state.client_capabilities = params.capabilities.clone();
         state.client_info = Some(params.client_info.clone());
         drop(state);
-        shaped(
+        let inner = &self.server.inner;
+        reply(
             InitializeResult {
                 protocol_version: version.as_str().to_owned(),
                 capabilities: self.server.capabilities(),
-                server_info: self.server.inner.info.clone(),
-                instructions: self.server.inner.instructions.clone(),
+                server_info: inner.info.clone(),
+                instructions: inner.instructions.clone(),
                 meta: None,
             },
             version,
+            &inner.info,
         )
     }
 
     fn discover(&self, call: &Call) -> HandlerResult {
-        let versions = &self.server.inner.versions;
-        shaped(
+        let inner = &self.server.inner;
+        reply(
             DiscoverResult {
-                supported_versions: versions
+                supported_versions: inner
+                    .versions
                     .wire_strings()
                     .iter()
                     .map(|s| s.to_string())
                     .collect(),
                 capabilities: self.server.capabilities(),
-                instructions: self.server.inner.instructions.clone(),
-                meta: Some(self.result_meta(call.version)),
+                instructions: inner.instructions.clone(),
                 ..Default::default()
             },
             call.version,
+            &inner.info,
         )
     }
 
-    /// `_meta` of a result: the server's identity in the stateless era.
-    fn result_meta(&self, version: ProtocolVersion) -> ResultMeta {
-        ResultMeta {
-            server_info: version
-                .has(Feature::RequestMeta)
-                .then(|| self.server.inner.info.clone()),
-            ..Default::default()
-        }
-    }
-
-    fn list_tools(&self, call: &Call) -> HandlerResult {
-        let tools = self.server.tools();
-        shaped(
-            ListToolsResult {
-                tools: tools.values().map(|t| t.tool.clone()).collect(),
-                meta: Some(self.result_meta(call.version)).filter(|m| m.server_info.is_some()),
-                ..Default::default()
-            },
-            call.version,
-        )
-    }
-
-    async fn call_tool(
-        &self,
-        params: CallToolRequestParams,
-        call: Call,
-        cx: RequestContext,
-    ) -> HandlerResult {
-        let entry = self.server.tools().get(&params.name).cloned();
-        let Some(entry) = entry else {
-            return Err(ErrorObject::invalid_params(format!(
-                "unknown tool {:?}",
-                params.name
-            )));
+    /// The context handlers get for a request.
+    fn context(&self, call: &Call, cx: RequestContext) -> Context {
+        let log_level = if !self.server.inner.logging {
+            None
+        } else if call.meta.protocol_version.is_some() {
+            call.meta.log_level
+        } else {
+            Some(self.state().log_level.unwrap_or(LoggingLevel::Debug))
         };
-        let context = ToolContext {
+        Context {
             version: call.version,
-            meta: call.meta,
+            meta: call.meta.clone(),
             cancel: cx.cancel,
             progress: cx.progress,
             peer: cx.peer,
-        };
-        let mut result = match (entry.run)(params.arguments, context).await {
-            ToolOutcome::Result(result) => *result,
-            ToolOutcome::InvalidArguments(message) if argument_error_is_result(call.version) => {
-                CallToolResult::error(message)
-            }
-            ToolOutcome::InvalidArguments(message) => {
-                return Err(ErrorObject::invalid_params(message));
-            }
-        };
-        if call.version.has(Feature::RequestMeta) {
-            result.meta.get_or_insert_with(Default::default).server_info =
-                Some(self.server.inner.info.clone());
+            log_level,
+            session_key: Arc::clone(&self.key),
         }
-        shaped(result, call.version)
     }
-}
 
-/// Shape a result for `version` and serialize it once.
-fn shaped<T: Conform + Serialize>(mut value: T, version: ProtocolVersion) -> HandlerResult {
-    value
-        .conform(version)
-        .map_err(|e| ErrorObject::internal_error(format!("the result cannot be sent: {e}")))?;
-    serde_json::value::to_raw_value(&value).map_err(ErrorObject::internal_error)
+    fn subscribe(&self, call: &Call, uri: String, on: bool) -> HandlerResult {
+        if on && !resources::exists(&self.server, &uri) {
+            return Err(ErrorObject::new(
+                error_codes::resource_not_found(call.version),
+                format!("resource not found: {uri}"),
+            )
+            .with_data(serde_json::json!({ "uri": uri })));
+        }
+        let mut state = self.state();
+        if on {
+            state.subscriptions.insert(uri);
+        } else {
+            state.subscriptions.remove(&uri);
+        }
+        drop(state);
+        self.empty(call)
+    }
+
+    fn empty(&self, call: &Call) -> HandlerResult {
+        reply(
+            EmptyResult::default(),
+            call.version,
+            &self.server.inner.info,
+        )
+    }
 }
 
 /// The `_meta` of a client request's params.
@@ -255,14 +353,38 @@ impl Handler for Session {
             return self.initialize(params);
         }
         let call = self.resolve(&parsed)?;
+        let server = &self.server;
         match parsed {
-            ClientRequest::Ping(_) => shaped(EmptyResult::default(), call.version),
+            ClientRequest::Ping(_) => self.empty(&call),
             ClientRequest::Discover(_) => self.discover(&call),
-            ClientRequest::ListTools(_) if self.server.capabilities().tools.is_some() => {
-                self.list_tools(&call)
+            ClientRequest::ListTools(p) => tools::list(server, &call, p.cursor.as_deref()),
+            ClientRequest::CallTool(params) => {
+                let cx = self.context(&call, cx);
+                tools::call(server, &call, params, cx).await
             }
-            ClientRequest::CallTool(params) if self.server.capabilities().tools.is_some() => {
-                self.call_tool(params, call, cx).await
+            ClientRequest::ListResources(p) => resources::list(server, &call, p.cursor.as_deref()),
+            ClientRequest::ListResourceTemplates(p) => {
+                resources::list_templates(server, &call, p.cursor.as_deref())
+            }
+            ClientRequest::ReadResource(params) => {
+                let cx = self.context(&call, cx);
+                resources::read(server, &call, params.uri, cx).await
+            }
+            ClientRequest::Subscribe(p) => self.subscribe(&call, p.uri, true),
+            ClientRequest::Unsubscribe(p) => self.subscribe(&call, p.uri, false),
+            ClientRequest::ListPrompts(p) => prompts::list(server, &call, p.cursor.as_deref()),
+            ClientRequest::GetPrompt(params) => {
+                let cx = self.context(&call, cx);
+                let arguments = params.arguments.unwrap_or_default();
+                prompts::get(server, &call, &params.name, arguments, cx).await
+            }
+            ClientRequest::Complete(params) => {
+                let cx = self.context(&call, cx);
+                completion::complete(server, &call, params, cx).await
+            }
+            ClientRequest::SetLevel(params) => {
+                self.state().log_level = Some(params.level);
+                self.empty(&call)
             }
             other => Err(ErrorObject::method_not_found(other.method())),
         }
@@ -277,12 +399,16 @@ impl Handler for Session {
     }
 
     fn in_order(&self, method: &str) -> bool {
-        method == "initialize"
+        // Later messages depend on the outcome of these.
+        matches!(
+            method,
+            "initialize" | "logging/setLevel" | "resources/subscribe"
+        )
     }
 
     fn accepts_batches(&self) -> bool {
         self.state()
             .version
-            .is_some_and(|v| v.has(Feature::Batches))
+            .is_some_and(|v| v.has(ferry_protocol::Feature::Batches))
     }
 }

@@ -4,19 +4,26 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use ferry_protocol::types::{CallToolResult, ContentBlock, JsonObject, Tool};
+use ferry_protocol::jsonrpc::ErrorObject;
+use ferry_protocol::types::{
+    CallToolRequestParams, CallToolResult, ContentBlock, JsonObject, ListToolsResult, Tool,
+};
 use ferry_protocol::{Feature, ProtocolVersion};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::context::ToolContext;
+use super::builder::Server;
+use super::context::Context;
+use super::pagination::page;
+use super::reply::{Call, reply};
+use crate::engine::HandlerResult;
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
 /// A tool's behaviour behind its description: arguments in, result out.
 pub(crate) type ToolFn =
-    Arc<dyn Fn(Option<JsonObject>, ToolContext) -> BoxFuture<ToolOutcome> + Send + Sync>;
+    Arc<dyn Fn(Option<JsonObject>, Context) -> BoxFuture<ToolOutcome> + Send + Sync>;
 
 /// What running a tool can come to.
 pub(crate) enum ToolOutcome {
@@ -127,7 +134,7 @@ pub(crate) fn schema_for<T: JsonSchema>() -> JsonObject {
 pub(crate) fn typed_tool<A, F, Fut, R>(mut tool: Tool, f: F) -> ToolEntry
 where
     A: DeserializeOwned + JsonSchema + Send + 'static,
-    F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+    F: Fn(A, Context) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = R> + Send + 'static,
     R: IntoToolResult + 'static,
 {
@@ -160,6 +167,61 @@ fn describe(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
 
 /// How an argument error is reported in `version`: `-32602` up to 2025-06-18, an
 /// `isError` result from 2025-11-25 (SEP-1303: the model can correct itself).
-pub(crate) fn argument_error_is_result(version: ProtocolVersion) -> bool {
+fn argument_error_is_result(version: ProtocolVersion) -> bool {
     version.has(Feature::Icons)
+}
+
+/// `tools/list`.
+pub(crate) fn list(server: &Server, call: &Call, cursor: Option<&str>) -> HandlerResult {
+    let snapshot = server.inner.tools.snapshot();
+    let page = page(
+        snapshot.entries.len(),
+        cursor,
+        server.inner.page_size,
+        "tools",
+        snapshot.generation,
+    )?;
+    let tools = snapshot.entries.get_range(page.range).into_iter().flatten();
+    reply(
+        ListToolsResult {
+            tools: tools.map(|(_, t)| t.tool.clone()).collect(),
+            next_cursor: page.next,
+            ..Default::default()
+        },
+        call.version,
+        &server.inner.info,
+    )
+}
+
+/// `tools/call`: an unknown tool -> `-32602`; invalid arguments -> the error the
+/// revision prescribes; a failing tool -> an `isError` result.
+pub(crate) async fn call(
+    server: &Server,
+    call: &Call,
+    params: CallToolRequestParams,
+    cx: Context,
+) -> HandlerResult {
+    let entry = server
+        .inner
+        .tools
+        .snapshot()
+        .entries
+        .get(&params.name)
+        .cloned();
+    let Some(entry) = entry else {
+        return Err(ErrorObject::invalid_params(format!(
+            "unknown tool {:?}",
+            params.name
+        )));
+    };
+    let result = match (entry.run)(params.arguments, cx).await {
+        ToolOutcome::Result(result) => *result,
+        ToolOutcome::InvalidArguments(message) if argument_error_is_result(call.version) => {
+            CallToolResult::error(message)
+        }
+        ToolOutcome::InvalidArguments(message) => {
+            return Err(ErrorObject::invalid_params(message));
+        }
+    };
+    reply(result, call.version, &server.inner.info)
 }

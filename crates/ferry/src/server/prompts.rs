@@ -1,0 +1,187 @@
+//! Prompts: typed arguments (declared from the argument type), validation, rendering.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use ferry_protocol::jsonrpc::ErrorObject;
+use ferry_protocol::types::{
+    ContentBlock, GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage, Role,
+};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+
+use super::builder::Server;
+use super::context::Context;
+use super::pagination::page;
+use super::reply::{Call, reply};
+use super::tools::schema_for;
+use crate::engine::HandlerResult;
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// Renders a prompt from its (string) arguments.
+pub(crate) type PromptFn = Arc<
+    dyn Fn(BTreeMap<String, String>, Context) -> BoxFuture<Result<GetPromptResult, ErrorObject>>
+        + Send
+        + Sync,
+>;
+
+/// A registered prompt.
+#[derive(Clone)]
+pub(crate) struct PromptEntry {
+    pub(crate) prompt: Prompt,
+    pub(crate) get: PromptFn,
+}
+
+/// A prompt's rendering, from a handler's return value.
+///
+/// Implemented for [`GetPromptResult`] (as is), `Vec<PromptMessage>`, `String` (one user
+/// message), and `Result<T, E>` where an `Err` becomes a `-32603` error with `E`'s
+/// message.
+pub trait IntoPromptResult {
+    /// The rendering, or the error to answer with.
+    fn into_prompt_result(self) -> Result<GetPromptResult, ErrorObject>;
+}
+
+impl IntoPromptResult for GetPromptResult {
+    fn into_prompt_result(self) -> Result<GetPromptResult, ErrorObject> {
+        Ok(self)
+    }
+}
+
+impl IntoPromptResult for Vec<PromptMessage> {
+    fn into_prompt_result(self) -> Result<GetPromptResult, ErrorObject> {
+        Ok(GetPromptResult {
+            messages: self,
+            ..Default::default()
+        })
+    }
+}
+
+impl IntoPromptResult for String {
+    fn into_prompt_result(self) -> Result<GetPromptResult, ErrorObject> {
+        vec![PromptMessage {
+            role: Role::User,
+            content: ContentBlock::text(self),
+        }]
+        .into_prompt_result()
+    }
+}
+
+impl<T: IntoPromptResult, E: std::fmt::Display> IntoPromptResult for Result<T, E> {
+    fn into_prompt_result(self) -> Result<GetPromptResult, ErrorObject> {
+        self.map_err(ErrorObject::internal_error)?
+            .into_prompt_result()
+    }
+}
+
+/// The prompt's declared arguments, from the properties of `A`'s schema (names,
+/// descriptions, which are required).
+fn arguments_of<A: JsonSchema>() -> Vec<PromptArgument> {
+    let schema = schema_for::<A>();
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(|r| r.as_array())
+        .map(|r| r.iter().filter_map(|v| v.as_str()).collect())
+        .unwrap_or_default();
+    let Some(properties) = schema.get("properties").and_then(|p| p.as_object()) else {
+        return Vec::new();
+    };
+    properties
+        .iter()
+        .map(|(name, property)| PromptArgument {
+            name: name.clone(),
+            title: property
+                .get("title")
+                .and_then(|t| t.as_str())
+                .map(str::to_owned),
+            description: property
+                .get("description")
+                .and_then(|d| d.as_str())
+                .map(str::to_owned),
+            required: Some(required.contains(&name.as_str())),
+        })
+        .collect()
+}
+
+/// Build a prompt entry from a typed async function. `A` is deserialized from the
+/// arguments (a map of strings), so its fields are `String` or `Option<String>`.
+pub(crate) fn typed_prompt<A, F, Fut, R>(mut prompt: Prompt, f: F) -> PromptEntry
+where
+    A: DeserializeOwned + JsonSchema + Send + 'static,
+    F: Fn(A, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+    R: IntoPromptResult + 'static,
+{
+    let arguments = arguments_of::<A>();
+    prompt.arguments = (!arguments.is_empty()).then_some(arguments);
+    let f = Arc::new(f);
+    let get: PromptFn = Arc::new(move |arguments, cx| {
+        let f = Arc::clone(&f);
+        Box::pin(async move {
+            let value = serde_json::to_value(arguments).map_err(ErrorObject::internal_error)?;
+            let args: A = serde_path_to_error::deserialize(value).map_err(|e| {
+                let path = e.path().to_string();
+                ErrorObject::invalid_params(if path == "." {
+                    format!("invalid prompt arguments: {}", e.inner())
+                } else {
+                    format!("invalid prompt argument `{path}`: {}", e.inner())
+                })
+            })?;
+            f(args, cx).await.into_prompt_result()
+        })
+    });
+    PromptEntry { prompt, get }
+}
+
+/// `prompts/list`.
+pub(crate) fn list(server: &Server, call: &Call, cursor: Option<&str>) -> HandlerResult {
+    let snapshot = server.inner.prompts.snapshot();
+    let page = page(
+        snapshot.entries.len(),
+        cursor,
+        server.inner.page_size,
+        "prompts",
+        snapshot.generation,
+    )?;
+    let prompts = snapshot.entries.get_range(page.range).into_iter().flatten();
+    reply(
+        ListPromptsResult {
+            prompts: prompts.map(|(_, e)| e.prompt.clone()).collect(),
+            next_cursor: page.next,
+            ..Default::default()
+        },
+        call.version,
+        &server.inner.info,
+    )
+}
+
+/// `prompts/get`: unknown prompt or missing required argument -> `-32602`.
+pub(crate) async fn get(
+    server: &Server,
+    call: &Call,
+    name: &str,
+    arguments: BTreeMap<String, String>,
+    cx: Context,
+) -> HandlerResult {
+    let entry = server.inner.prompts.snapshot().entries.get(name).cloned();
+    let Some(entry) = entry else {
+        return Err(ErrorObject::invalid_params(format!(
+            "unknown prompt {name:?}"
+        )));
+    };
+    let declared = entry.prompt.arguments.as_deref().unwrap_or_default();
+    if let Some(missing) = declared
+        .iter()
+        .find(|a| a.required == Some(true) && !arguments.contains_key(&a.name))
+    {
+        return Err(ErrorObject::invalid_params(format!(
+            "prompt {name:?} requires the argument {:?}",
+            missing.name
+        )));
+    }
+    let result = (entry.get)(arguments, cx).await?;
+    reply(result, call.version, &server.inner.info)
+}

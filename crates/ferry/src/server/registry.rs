@@ -1,0 +1,80 @@
+//! The server's registries of tools, resources, templates and prompts, and the change
+//! feed that turns edits into `list_changed` notifications.
+
+use std::sync::{Arc, RwLock};
+
+use indexmap::IndexMap;
+use tokio::sync::broadcast;
+
+/// A snapshot of one registry: the entries in registration order and a generation number
+/// that changes with every edit (it keys pagination cursors).
+pub(crate) struct Snapshot<T> {
+    pub(crate) entries: Arc<IndexMap<String, T>>,
+    pub(crate) generation: u64,
+}
+
+impl<T> Clone for Snapshot<T> {
+    fn clone(&self) -> Self {
+        Snapshot {
+            entries: Arc::clone(&self.entries),
+            generation: self.generation,
+        }
+    }
+}
+
+/// Entries keyed by name, replaced whole on edit (copy on write): a request takes a
+/// snapshot under a read lock held for one `Arc` clone, so readers never wait for long
+/// and no lock is held across a handler.
+pub(crate) struct Registry<T> {
+    current: RwLock<Snapshot<T>>,
+}
+
+impl<T: Clone> Registry<T> {
+    pub(crate) fn new(entries: IndexMap<String, T>) -> Self {
+        Registry {
+            current: RwLock::new(Snapshot {
+                entries: Arc::new(entries),
+                generation: 0,
+            }),
+        }
+    }
+
+    pub(crate) fn snapshot(&self) -> Snapshot<T> {
+        self.current
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Apply `edit` to a copy and publish it; returns `edit`'s answer.
+    pub(crate) fn edit<R>(&self, edit: impl FnOnce(&mut IndexMap<String, T>) -> R) -> R {
+        let mut current = self.current.write().unwrap_or_else(|e| e.into_inner());
+        let mut entries = (*current.entries).clone();
+        let answer = edit(&mut entries);
+        *current = Snapshot {
+            entries: Arc::new(entries),
+            generation: current.generation + 1,
+        };
+        answer
+    }
+}
+
+/// What changed on the server, as sessions hear it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Change {
+    /// The tool list changed.
+    Tools,
+    /// The resource or template list changed.
+    Resources,
+    /// The prompt list changed.
+    Prompts,
+    /// The contents of a resource changed.
+    ResourceUpdated(Arc<str>),
+}
+
+/// The feed of changes: every connection subscribes; a slow connection that falls
+/// behind by more than the capacity skips to the newest changes (and is told the lists
+/// changed, which is always a safe thing to hear).
+pub(crate) fn change_feed() -> broadcast::Sender<Change> {
+    broadcast::channel(256).0
+}

@@ -1,0 +1,66 @@
+//! Shaping results for the revision a request is answered in.
+
+use ferry_protocol::conform::Conform;
+use ferry_protocol::jsonrpc::ErrorObject;
+use ferry_protocol::types::*;
+use ferry_protocol::{Feature, ProtocolVersion};
+use serde::Serialize;
+
+use crate::engine::HandlerResult;
+
+/// How one request is to be answered: in which revision, with which `_meta`.
+pub(crate) struct Call {
+    pub(crate) version: ProtocolVersion,
+    pub(crate) meta: RequestMeta,
+}
+
+/// A result type with a `_meta` of its own.
+pub(crate) trait HasResultMeta {
+    fn result_meta(&mut self) -> &mut Option<ResultMeta>;
+}
+
+macro_rules! has_result_meta {
+    ($($ty:ty),* $(,)?) => {$(
+        impl HasResultMeta for $ty {
+            fn result_meta(&mut self) -> &mut Option<ResultMeta> {
+                &mut self.meta
+            }
+        }
+    )*};
+}
+
+has_result_meta!(
+    EmptyResult,
+    InitializeResult,
+    DiscoverResult,
+    ListToolsResult,
+    CallToolResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ReadResourceResult,
+    ListPromptsResult,
+    GetPromptResult,
+    CompleteResult,
+);
+
+/// Shape `value` for the call's revision and serialize it once. In the stateless era the
+/// server names itself in every result's `_meta`.
+pub(crate) fn reply<T>(
+    mut value: T,
+    version: ProtocolVersion,
+    server: &Implementation,
+) -> HandlerResult
+where
+    T: Conform + Serialize + HasResultMeta,
+{
+    if version.has(Feature::RequestMeta) {
+        value
+            .result_meta()
+            .get_or_insert_with(Default::default)
+            .server_info = Some(server.clone());
+    }
+    value
+        .conform(version)
+        .map_err(|e| ErrorObject::internal_error(format!("the result cannot be sent: {e}")))?;
+    serde_json::value::to_raw_value(&value).map_err(ErrorObject::internal_error)
+}
