@@ -41,6 +41,7 @@ mod registry;
 mod reply;
 mod resources;
 mod session;
+mod testing;
 mod tools;
 mod uri_template;
 
@@ -49,5 +50,6 @@ pub use completion::CompletionRequest;
 pub use context::{Context, ToolContext};
 pub use prompts::IntoPromptResult;
 pub use resources::{ReadResult, ResourceError, TemplateVars};
+pub use testing::{TestClient, TestResponder};
 pub use tools::{IntoToolResult, Json};
 pub use uri_template::{TemplateError, UriTemplate};

@@ -26,6 +26,9 @@ use crate::engine::{
 struct SessionState {
     version: Option<ProtocolVersion>,
     client_capabilities: ClientCapabilities,
+    /// What `initialize` told the client the server offers: the promise list changes are
+    /// announced against, even after the last tool (say) is removed.
+    advertised: ServerCapabilities,
     client_info: Option<Implementation>,
     initialized: bool,
     /// Set by `logging/setLevel`; until then every level is sent.
@@ -115,16 +118,19 @@ impl Session {
         if !state.initialized || state.version.is_none() {
             return None;
         }
-        let capabilities = self.server.capabilities();
+        let capabilities = &state.advertised;
         match change {
             Change::Tools => capabilities
                 .tools
+                .as_ref()
                 .map(|_| ("notifications/tools/list_changed", None)),
             Change::Resources => capabilities
                 .resources
+                .as_ref()
                 .map(|_| ("notifications/resources/list_changed", None)),
             Change::Prompts => capabilities
                 .prompts
+                .as_ref()
                 .map(|_| ("notifications/prompts/list_changed", None)),
             Change::ResourceUpdated(uri) => state.subscriptions.contains(&**uri).then(|| {
                 let params = ResourceUpdatedNotificationParams {
@@ -241,12 +247,14 @@ impl Session {
         state.version = Some(version);
         state.client_capabilities = params.capabilities.clone();
         state.client_info = Some(params.client_info.clone());
+        let capabilities = self.server.capabilities();
+        state.advertised = capabilities.clone();
         drop(state);
         let inner = &self.server.inner;
         reply(
             InitializeResult {
                 protocol_version: version.as_str().to_owned(),
-                capabilities: self.server.capabilities(),
+                capabilities,
                 server_info: inner.info.clone(),
                 instructions: inner.instructions.clone(),
                 meta: None,

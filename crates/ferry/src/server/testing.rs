@@ -1,0 +1,212 @@
+//! [`TestClient`]: drive a [`Server`] in-process, without processes or sockets.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use ferry_protocol::jsonrpc::{ErrorObject, Notification, Request};
+use ferry_protocol::types::keys;
+use ferry_protocol::{Feature, ProtocolVersion};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::builder::Server;
+use crate::engine::{
+    CallError, CallOptions, Engine, EngineConfig, EngineHandle, Handler, HandlerResult, Peer,
+    RequestContext, Transport,
+};
+
+/// Answers the server's requests (sampling, roots, elicitation) in a [`TestClient`]:
+/// the method and params in, a result or an error out.
+pub type TestResponder = Arc<dyn Fn(&str, Value) -> Result<Value, ErrorObject> + Send + Sync>;
+
+/// A client for tests: connects to a [`Server`] over an in-memory transport, speaks one
+/// revision (a session-era client initializes first; a stateless-era client adds the
+/// required `_meta` to every request), and records every notification the server sends.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use ferry::protocol::ProtocolVersion;
+/// use ferry::server::{Context, Server, TestClient};
+/// use serde_json::json;
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Echo {
+///     text: String,
+/// }
+///
+/// let server = Server::builder("demo", "1.0.0")
+///     .tool("echo", "Echo", |a: Echo, _cx: Context| async move { a.text })
+///     .build();
+/// let client = TestClient::connect(&server, ProtocolVersion::V2025_06_18).await.unwrap();
+/// let result = client.call_tool("echo", json!({"text": "hi"})).await.unwrap();
+/// assert_eq!(result["content"][0]["text"], "hi");
+/// # });
+/// ```
+#[derive(Debug)]
+pub struct TestClient {
+    peer: Peer,
+    version: ProtocolVersion,
+    capabilities: Value,
+    notifications: mpsc::Receiver<(String, Value)>,
+    _client: EngineHandle,
+    server: EngineHandle,
+}
+
+struct Recorder {
+    notifications: mpsc::Sender<(String, Value)>,
+    responder: Option<TestResponder>,
+}
+
+impl Handler for Recorder {
+    async fn request(&self, request: Request, _cx: RequestContext) -> HandlerResult {
+        let Some(responder) = &self.responder else {
+            return Err(ErrorObject::method_not_found(&request.method));
+        };
+        let params = request
+            .params
+            .as_deref()
+            .map(|p| serde_json::from_str(p.get()))
+            .transpose()
+            .map_err(ErrorObject::invalid_params)?
+            .unwrap_or(Value::Null);
+        let result = responder(&request.method, params)?;
+        serde_json::value::to_raw_value(&result).map_err(ErrorObject::internal_error)
+    }
+
+    async fn notification(&self, notification: Notification, _peer: &Peer) {
+        let params = notification
+            .params
+            .as_deref()
+            .and_then(|p| serde_json::from_str(p.get()).ok())
+            .unwrap_or(Value::Null);
+        // A test that does not read notifications must not stall the connection.
+        let _ = self
+            .notifications
+            .try_send((notification.method.into_owned(), params));
+    }
+}
+
+impl TestClient {
+    /// Connect to `server` speaking `version`, declaring no client capabilities.
+    pub async fn connect(server: &Server, version: ProtocolVersion) -> Result<Self, CallError> {
+        Self::connect_with(server, version, json!({}), None).await
+    }
+
+    /// Connect declaring `capabilities` (a `ClientCapabilities` object), with `responder`
+    /// answering the server's requests.
+    pub async fn connect_with(
+        server: &Server,
+        version: ProtocolVersion,
+        capabilities: Value,
+        responder: Option<TestResponder>,
+    ) -> Result<Self, CallError> {
+        let (client_side, server_side) = Transport::pair(64);
+        let server = server.serve(server_side);
+        let (tx, notifications) = mpsc::channel(1024);
+        let recorder = Recorder {
+            notifications: tx,
+            responder,
+        };
+        let client = Engine::start(client_side, recorder, EngineConfig::default());
+        let this = TestClient {
+            peer: client.peer.clone(),
+            version,
+            capabilities,
+            notifications,
+            _client: client,
+            server,
+        };
+        if !version.has(Feature::RequestMeta) {
+            this.raw_request(
+                "initialize",
+                json!({
+                    "protocolVersion": version.as_str(),
+                    "capabilities": this.capabilities,
+                    "clientInfo": {"name": "ferry-test-client", "version": env!("CARGO_PKG_VERSION")},
+                }),
+            )
+            .await?;
+            this.peer
+                .notify("notifications/initialized", &json!({}))
+                .await?;
+            // The server handles messages in order: once this ping is answered, it has
+            // seen `initialized`, so a test may rely on hearing notifications from here.
+            this.raw_request("ping", json!({})).await?;
+        }
+        Ok(this)
+    }
+
+    /// The revision this client speaks.
+    pub fn version(&self) -> ProtocolVersion {
+        self.version
+    }
+
+    /// Send a request and return its result. In the stateless era the revision and the
+    /// client's capabilities are added to `params._meta`.
+    pub async fn request(
+        &self,
+        method: impl Into<Cow<'static, str>>,
+        params: Value,
+    ) -> Result<Value, CallError> {
+        let mut params = params;
+        if self.version.has(Feature::RequestMeta) {
+            if !params.is_object() {
+                params = json!({});
+            }
+            let meta = params
+                .as_object_mut()
+                .map(|p| p.entry("_meta").or_insert_with(|| json!({})));
+            if let Some(Value::Object(meta)) = meta {
+                meta.entry(keys::PROTOCOL_VERSION)
+                    .or_insert_with(|| self.version.as_str().into());
+                meta.entry(keys::CLIENT_CAPABILITIES)
+                    .or_insert_with(|| self.capabilities.clone());
+            }
+        }
+        self.raw_request(method, params).await
+    }
+
+    /// Send a request exactly as given.
+    pub async fn raw_request(
+        &self,
+        method: impl Into<Cow<'static, str>>,
+        params: Value,
+    ) -> Result<Value, CallError> {
+        let raw = self
+            .peer
+            .call(method, &params, CallOptions::default())
+            .await?;
+        serde_json::from_str(raw.get()).map_err(|e| CallError::InvalidResult(e.to_string()))
+    }
+
+    /// `tools/call`.
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<Value, CallError> {
+        self.request("tools/call", json!({"name": name, "arguments": arguments}))
+            .await
+    }
+
+    /// The next notification from the server (method and params), waiting for it.
+    pub async fn next_notification(&mut self) -> Option<(String, Value)> {
+        self.notifications.recv().await
+    }
+
+    /// A notification already received, if any, without waiting.
+    pub fn try_next_notification(&mut self) -> Option<(String, Value)> {
+        self.notifications.try_recv().ok()
+    }
+
+    /// The client's peer handle (to send notifications such as `notifications/cancelled`).
+    pub fn peer(&self) -> &Peer {
+        &self.peer
+    }
+
+    /// Hang up and wait until the server has finished with the connection.
+    pub async fn close(self) {
+        let TestClient {
+            server, _client, ..
+        } = self;
+        _client.task.abort();
+        drop(_client.peer);
+        let _ = server.task.await;
+    }
+}

@@ -1,0 +1,380 @@
+//! Server features through the in-memory transport and `TestClient`: resources,
+//! templates, subscriptions, prompts, completion, logging, pagination, runtime changes.
+
+use std::time::Duration;
+
+use ferry::engine::CallError;
+use ferry::protocol::ProtocolVersion::{self, *};
+use ferry::protocol::types::{LoggingLevel, Resource, ResourceContents, ResourceTemplate};
+use ferry::server::{Context, ResourceError, Server, TestClient};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+#[derive(Deserialize, JsonSchema)]
+struct Text {
+    /// The text.
+    text: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Greeting {
+    /// Who to greet.
+    name: String,
+    /// How (optional).
+    style: Option<String>,
+}
+
+fn server() -> Server {
+    let mut builder = Server::builder("features", "1.0.0")
+        .page_size(2)
+        .logging()
+        .tool(
+            "echo",
+            "Echo",
+            |a: Text, _cx: Context| async move { a.text },
+        )
+        .tool(
+            "log",
+            "Log at every level",
+            |a: Text, cx: Context| async move {
+                let mut sent = 0;
+                for level in [
+                    LoggingLevel::Debug,
+                    LoggingLevel::Warning,
+                    LoggingLevel::Error,
+                ] {
+                    sent += u32::from(cx.log(level, Some("test"), a.text.clone()).await);
+                }
+                format!("{sent}")
+            },
+        )
+        .resource(
+            Resource {
+                uri: "test://static".into(),
+                name: "static".into(),
+                mime_type: Some("text/plain".into()),
+                ..Default::default()
+            },
+            |_cx: Context| async {
+                Ok(vec![ResourceContents::text(
+                    "test://static",
+                    "text/plain",
+                    "hello",
+                )])
+            },
+        )
+        .resource_template(
+            ResourceTemplate {
+                uri_template: "test://items/{id}".into(),
+                name: "item".into(),
+                ..Default::default()
+            },
+            |uri: String, vars, _cx: Context| async move {
+                match vars.get("id").map(String::as_str) {
+                    Some("missing") => Err(ResourceError::NotFound(uri)),
+                    Some(id) => Ok(vec![ResourceContents::text(
+                        uri.clone(),
+                        "text/plain",
+                        format!("item {id}"),
+                    )]),
+                    None => Err(ResourceError::Failed("no id".into())),
+                }
+            },
+        )
+        .prompt(
+            "greet",
+            "Greet someone",
+            |a: Greeting, _cx: Context| async move {
+                format!("{} {}", a.style.unwrap_or_else(|| "Hello".into()), a.name)
+            },
+        )
+        .complete_prompt_argument("greet", "name", |req, _cx| async move {
+            ["alice", "albert", "bob"]
+                .into_iter()
+                .filter(|n| n.starts_with(&req.value))
+                .map(String::from)
+                .collect()
+        })
+        .complete_template_variable("test://items/{id}", "id", |_req, _cx| async move {
+            (0..150).map(|i| i.to_string()).collect()
+        });
+    for i in 0..3 {
+        builder = builder.tool(
+            &format!("t{i}"),
+            "filler",
+            |a: Text, _cx: Context| async move { a.text },
+        );
+    }
+    builder.build()
+}
+
+fn code(error: CallError) -> i64 {
+    match error {
+        CallError::Rpc(e) => e.code,
+        other => panic!("expected an error response, got {other:?}"),
+    }
+}
+
+async fn connect(version: ProtocolVersion) -> TestClient {
+    TestClient::connect(&server(), version)
+        .await
+        .expect("connect")
+}
+
+#[tokio::test]
+async fn capabilities_reflect_registrations() {
+    let empty = Server::builder("empty", "1").build();
+    let client = TestClient::connect(&empty, V2025_06_18).await.unwrap();
+    let error = client.request("tools/list", json!({})).await.unwrap_err();
+    assert_eq!(code(error), -32601, "no tools registered, no tools/list");
+
+    let client = connect(V2026_07_28).await;
+    let caps = &client.request("server/discover", json!({})).await.unwrap()["capabilities"];
+    for key in ["tools", "resources", "prompts", "completions", "logging"] {
+        assert!(caps.get(key).is_some(), "{key} declared: {caps}");
+    }
+    assert_eq!(caps["resources"]["subscribe"], true);
+}
+
+#[tokio::test]
+async fn pagination_walks_every_list_and_refuses_bad_cursors() {
+    for version in [V2024_11_05, V2025_11_25, V2026_07_28] {
+        let client = connect(version).await;
+        let mut names = Vec::new();
+        let mut cursor = Value::Null;
+        loop {
+            let params = if cursor.is_null() {
+                json!({})
+            } else {
+                json!({"cursor": cursor})
+            };
+            let page = client.request("tools/list", params).await.unwrap();
+            let tools = page["tools"].as_array().unwrap();
+            assert!(tools.len() <= 2, "page size 2");
+            names.extend(tools.iter().map(|t| t["name"].as_str().unwrap().to_owned()));
+            cursor = page.get("nextCursor").cloned().unwrap_or(Value::Null);
+            if cursor.is_null() {
+                break;
+            }
+        }
+        assert_eq!(names, ["echo", "log", "t0", "t1", "t2"], "{version}");
+        let error = client
+            .request("tools/list", json!({"cursor": "not-a-cursor"}))
+            .await
+            .unwrap_err();
+        assert_eq!(code(error), -32602);
+    }
+}
+
+#[tokio::test]
+async fn resources_static_templates_and_not_found_per_revision() {
+    for (version, not_found) in [
+        (V2025_06_18, -32002),
+        (V2025_11_25, -32002),
+        (V2026_07_28, -32602),
+    ] {
+        let client = connect(version).await;
+        let list = client.request("resources/list", json!({})).await.unwrap();
+        assert_eq!(list["resources"][0]["uri"], "test://static");
+        let templates = client
+            .request("resources/templates/list", json!({}))
+            .await
+            .unwrap();
+        assert_eq!(
+            templates["resourceTemplates"][0]["uriTemplate"],
+            "test://items/{id}"
+        );
+        let read = client
+            .request("resources/read", json!({"uri": "test://static"}))
+            .await
+            .unwrap();
+        assert_eq!(read["contents"][0]["text"], "hello");
+        let item = client
+            .request("resources/read", json!({"uri": "test://items/42"}))
+            .await
+            .unwrap();
+        assert_eq!(item["contents"][0]["text"], "item 42");
+        assert_eq!(item["contents"][0]["uri"], "test://items/42");
+        for uri in ["test://nothing", "test://items/missing"] {
+            let error = client
+                .request("resources/read", json!({"uri": uri}))
+                .await
+                .unwrap_err();
+            assert_eq!(code(error), not_found, "{version} {uri}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn subscriptions_deliver_updates_only_for_subscribed_uris() {
+    let server = server();
+    let mut client = TestClient::connect(&server, V2025_06_18).await.unwrap();
+    client
+        .request("resources/subscribe", json!({"uri": "test://items/7"}))
+        .await
+        .unwrap();
+    server.notify_resource_updated("test://items/8");
+    server.notify_resource_updated("test://items/7");
+    let (method, params) = tokio::time::timeout(Duration::from_secs(5), client.next_notification())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(method, "notifications/resources/updated");
+    assert_eq!(params["uri"], "test://items/7", "not 8: not subscribed");
+    client
+        .request("resources/unsubscribe", json!({"uri": "test://items/7"}))
+        .await
+        .unwrap();
+    server.notify_resource_updated("test://items/7");
+    client.request("ping", json!({})).await.unwrap();
+    assert!(client.try_next_notification().is_none(), "unsubscribed");
+    let error = client
+        .request("resources/subscribe", json!({"uri": "other://x"}))
+        .await
+        .unwrap_err();
+    assert_eq!(code(error), -32002);
+    let stateless = TestClient::connect(&server, V2026_07_28).await.unwrap();
+    let error = stateless
+        .request("resources/subscribe", json!({"uri": "test://static"}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        code(error),
+        -32601,
+        "2026-07-28 subscribes through subscriptions/listen"
+    );
+}
+
+#[tokio::test]
+async fn prompts_declare_and_validate_arguments() {
+    let client = connect(V2025_11_25).await;
+    let list = client.request("prompts/list", json!({})).await.unwrap();
+    let arguments = &list["prompts"][0]["arguments"];
+    assert_eq!(
+        arguments[0],
+        json!({"name": "name", "description": "Who to greet.", "required": true})
+    );
+    assert_eq!(arguments[1]["required"], false);
+    let got = client
+        .request(
+            "prompts/get",
+            json!({"name": "greet", "arguments": {"name": "Ada"}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        got["messages"][0],
+        json!({"role": "user", "content": {"type": "text", "text": "Hello Ada"}})
+    );
+    for params in [json!({"name": "greet"}), json!({"name": "nope"})] {
+        let error = client.request("prompts/get", params).await.unwrap_err();
+        assert_eq!(code(error), -32602);
+    }
+}
+
+#[tokio::test]
+async fn completion_for_prompts_and_templates() {
+    let client = connect(V2025_06_18).await;
+    let done = client
+        .request(
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "name", "value": "al"}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        done["completion"],
+        json!({"values": ["alice", "albert"], "total": 2, "hasMore": false})
+    );
+    let many = client
+        .request(
+            "completion/complete",
+            json!({"ref": {"type": "ref/resource", "uri": "test://items/{id}"}, "argument": {"name": "id", "value": ""}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(many["completion"]["values"].as_array().unwrap().len(), 100);
+    assert_eq!(
+        (
+            many["completion"]["total"].clone(),
+            many["completion"]["hasMore"].clone()
+        ),
+        (json!(150), json!(true))
+    );
+    let error = client
+        .request(
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "nope"}, "argument": {"name": "x", "value": ""}}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(code(error), -32602);
+}
+
+#[tokio::test]
+async fn logging_follows_set_level_and_per_request_level() {
+    let mut client = connect(V2025_06_18).await;
+    let sent = client.call_tool("log", json!({"text": "x"})).await.unwrap();
+    assert_eq!(
+        sent["content"][0]["text"], "3",
+        "every level until setLevel"
+    );
+    client
+        .request("logging/setLevel", json!({"level": "warning"}))
+        .await
+        .unwrap();
+    let sent = client.call_tool("log", json!({"text": "x"})).await.unwrap();
+    assert_eq!(sent["content"][0]["text"], "2");
+    let mut levels = Vec::new();
+    while let Some((method, params)) = client.try_next_notification() {
+        assert_eq!(method, "notifications/message");
+        levels.push(params["level"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(levels, ["debug", "warning", "error", "warning", "error"]);
+
+    let client = connect(V2026_07_28).await;
+    let sent = client.call_tool("log", json!({"text": "x"})).await.unwrap();
+    assert_eq!(
+        sent["content"][0]["text"], "0",
+        "no logLevel in _meta: no messages"
+    );
+    let sent = client
+        .request(
+            "tools/call",
+            json!({"name": "log", "arguments": {"text": "x"}, "_meta": {"io.modelcontextprotocol/logLevel": "error"}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sent["content"][0]["text"], "1");
+}
+
+#[tokio::test]
+async fn runtime_changes_notify_initialized_clients() {
+    let server = server();
+    let mut client = TestClient::connect(&server, V2025_03_26).await.unwrap();
+    server.add_tool("late", "Added later", |a: Text, _cx: Context| async move {
+        a.text
+    });
+    let (method, _) = tokio::time::timeout(Duration::from_secs(5), client.next_notification())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(method, "notifications/tools/list_changed");
+    let result = client
+        .call_tool("late", json!({"text": "ok"}))
+        .await
+        .unwrap();
+    assert_eq!(result["content"][0]["text"], "ok");
+    assert!(server.remove_tool("late"));
+    let (method, _) = client.next_notification().await.unwrap();
+    assert_eq!(method, "notifications/tools/list_changed");
+    let error = client
+        .call_tool("late", json!({"text": "ok"}))
+        .await
+        .unwrap_err();
+    assert_eq!(code(error), -32602, "unknown tool");
+    assert!(server.remove_prompt("greet"));
+    let (method, _) = client.next_notification().await.unwrap();
+    assert_eq!(method, "notifications/prompts/list_changed");
+}
