@@ -2,6 +2,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use ferry_protocol::VersionSet;
 use ferry_protocol::types::{
@@ -17,6 +18,7 @@ use super::completion::{Completers, CompletionRequest, Target, completer};
 use super::context::Context;
 use super::prompts::{IntoPromptResult, PromptEntry, typed_prompt};
 use super::registry::{Change, Registry, change_feed};
+use super::request_state::{DEFAULT_REQUEST_STATE_TTL, Sealer};
 use super::resources::{
     ReadResult, ResourceEntry, TemplateEntry, TemplateVars, static_reader, template_reader,
 };
@@ -41,6 +43,8 @@ pub(crate) struct ServerInner {
     pub(crate) prompts: Registry<PromptEntry>,
     pub(crate) completers: Completers,
     pub(crate) changes: broadcast::Sender<Change>,
+    /// Seals the `requestState` of multi round-trip requests.
+    pub(crate) sealer: Sealer,
 }
 
 /// An MCP server. Cheap to clone; every clone serves the same registry, and a change made
@@ -62,6 +66,8 @@ impl std::fmt::Debug for Server {
 /// Builds a [`Server`].
 pub struct ServerBuilder {
     inner: ServerInner,
+    request_state_key: Option<[u8; 32]>,
+    request_state_ttl: Duration,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -97,7 +103,10 @@ impl Server {
                 prompts: Registry::new(IndexMap::new()),
                 completers: Completers::new(),
                 changes: change_feed(),
+                sealer: Sealer::new(None, DEFAULT_REQUEST_STATE_TTL),
             },
+            request_state_key: None,
+            request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
         }
     }
 
@@ -412,10 +421,27 @@ impl ServerBuilder {
         self
     }
 
+    /// The key that seals the `requestState` of multi round-trip requests (2026-07-28).
+    /// Instances that share it resume each other's requests, so give every instance behind
+    /// one load balancer the same secret key. Default: a random key per process.
+    pub fn request_state_key(mut self, key: [u8; 32]) -> Self {
+        self.request_state_key = Some(key);
+        self
+    }
+
+    /// How long an issued `requestState` stays valid. Default:
+    /// [`DEFAULT_REQUEST_STATE_TTL`] (10 minutes).
+    pub fn request_state_ttl(mut self, ttl: Duration) -> Self {
+        self.request_state_ttl = ttl;
+        self
+    }
+
     /// Finish.
     pub fn build(self) -> Server {
+        let mut inner = self.inner;
+        inner.sealer = Sealer::new(self.request_state_key, self.request_state_ttl);
         Server {
-            inner: Arc::new(self.inner),
+            inner: Arc::new(inner),
         }
     }
 }

@@ -3,9 +3,12 @@
 use std::sync::Arc;
 
 use ferry_protocol::ProtocolVersion;
-use ferry_protocol::types::{LoggingLevel, LoggingMessageNotificationParams, RequestMeta};
+use ferry_protocol::types::{
+    ClientCapabilities, LoggingLevel, LoggingMessageNotificationParams, RequestMeta,
+};
 use tokio_util::sync::CancellationToken;
 
+use super::input::{ClientCaps, Rounds};
 use crate::engine::{Peer, ProgressReporter};
 
 /// The context of one request to a server handler.
@@ -26,6 +29,12 @@ pub struct Context {
     pub(crate) log_level: Option<LoggingLevel>,
     /// Identifies the connection (session era) the request came from.
     pub(crate) session_key: Arc<str>,
+    /// The method being answered.
+    pub(crate) method: &'static str,
+    /// What the client declared: at `initialize`, or in this request's `_meta`.
+    pub(crate) client_capabilities: ClientCaps,
+    /// Stateless era: the input rounds of a request that may ask for input.
+    pub(crate) rounds: Option<Arc<Rounds>>,
 }
 
 /// The context of a tool call.
@@ -66,5 +75,11 @@ impl Context {
     /// and unique within the process: the key for per-session state a server keeps.
     pub fn session_key(&self) -> &str {
         &self.session_key
+    }
+
+    /// What the client declared it supports (session: at `initialize`; stateless: in this
+    /// request's `_meta`).
+    pub fn client_capabilities(&self) -> &ClientCapabilities {
+        &self.client_capabilities
     }
 }

@@ -14,6 +14,7 @@ use serde::de::DeserializeOwned;
 
 use super::builder::Server;
 use super::context::Context;
+use super::mrtr::{drive, missing_capability};
 use super::pagination::page;
 use super::reply::{Call, reply};
 use super::tools::schema_for;
@@ -182,6 +183,11 @@ pub(crate) async fn get(
             missing.name
         )));
     }
-    let result = (entry.get)(arguments, cx).await?;
+    let rounds = cx.rounds.clone();
+    let result = match drive(server, call, rounds.as_ref(), (entry.get)(arguments, cx)).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(e)) => return Err(missing_capability(call, rounds.as_ref()).unwrap_or(e)),
+        Err(answer) => return answer,
+    };
     reply(result, call.version, &server.inner.info)
 }

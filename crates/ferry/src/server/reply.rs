@@ -41,6 +41,7 @@ has_result_meta!(
     ListPromptsResult,
     GetPromptResult,
     CompleteResult,
+    InputRequiredResult,
 );
 
 /// Shape `value` for the call's revision and serialize it once. In the stateless era the

@@ -14,6 +14,7 @@ use indexmap::IndexMap;
 
 use super::builder::Server;
 use super::context::Context;
+use super::mrtr::{drive, missing_capability};
 use super::pagination::page;
 use super::reply::{Call, reply};
 use super::uri_template::UriTemplate;
@@ -155,7 +156,16 @@ pub(crate) async fn read(server: &Server, call: &Call, uri: String, cx: Context)
     let Some((read, vars)) = found else {
         return Err(ResourceError::NotFound(uri).into_error(call));
     };
-    let contents = read(uri, vars, cx).await.map_err(|e| e.into_error(call))?;
+    let rounds = cx.rounds.clone();
+    let contents = match drive(server, call, rounds.as_ref(), read(uri, vars, cx)).await {
+        Ok(Ok(contents)) => contents,
+        Ok(Err(e)) => {
+            return Err(
+                missing_capability(call, rounds.as_ref()).unwrap_or_else(|| e.into_error(call))
+            );
+        }
+        Err(answer) => return answer,
+    };
     reply(
         ReadResourceResult {
             contents,

@@ -14,6 +14,8 @@ use tokio::sync::broadcast;
 
 use super::builder::Server;
 use super::context::Context;
+use super::input::Rounds;
+use super::mrtr;
 use super::registry::Change;
 use super::reply::{Call, reply};
 use super::{completion, prompts, resources, tools};
@@ -25,7 +27,7 @@ use crate::engine::{
 #[derive(Default)]
 struct SessionState {
     version: Option<ProtocolVersion>,
-    client_capabilities: ClientCapabilities,
+    client_capabilities: Arc<ClientCapabilities>,
     /// What `initialize` told the client the server offers: the promise list changes are
     /// announced against, even after the last tool (say) is removed.
     advertised: ServerCapabilities,
@@ -245,7 +247,7 @@ impl Session {
                 ErrorObject::invalid_request("this server speaks no session-era revision")
             })?;
         state.version = Some(version);
-        state.client_capabilities = params.capabilities.clone();
+        state.client_capabilities = Arc::new(params.capabilities.clone());
         state.client_info = Some(params.client_info.clone());
         let capabilities = self.server.capabilities();
         state.advertised = capabilities.clone();
@@ -284,15 +286,30 @@ impl Session {
     }
 
     /// The context handlers get for a request.
-    fn context(&self, call: &Call, cx: RequestContext) -> Context {
+    fn context(
+        &self,
+        call: &Call,
+        cx: RequestContext,
+        method: &'static str,
+        rounds: Option<Arc<Rounds>>,
+    ) -> Context {
+        let stateless = call.meta.protocol_version.is_some();
         let log_level = if !self.server.inner.logging {
             None
-        } else if call.meta.protocol_version.is_some() {
+        } else if stateless {
             call.meta.log_level
         } else {
             Some(self.state().log_level.unwrap_or(LoggingLevel::Debug))
         };
+        let client_capabilities = if stateless {
+            Arc::new(call.meta.client_capabilities.clone().unwrap_or_default())
+        } else {
+            Arc::clone(&self.state().client_capabilities)
+        };
         Context {
+            method,
+            client_capabilities,
+            rounds,
             version: call.version,
             meta: call.meta.clone(),
             cancel: cx.cancel,
@@ -301,6 +318,31 @@ impl Session {
             log_level,
             session_key: Arc::clone(&self.key),
         }
+    }
+
+    /// Stateless era: the input rounds of a request that may ask the client for input
+    /// (multi round-trip requests), resumed from its `requestState` if it has one.
+    fn rounds(
+        &self,
+        call: &Call,
+        method: &'static str,
+        salient: impl FnOnce() -> Vec<serde_json::Value>,
+        request_state: Option<String>,
+        responses: Option<InputResponses>,
+    ) -> Result<Option<Arc<Rounds>>, ErrorObject> {
+        if !call.version.has(ferry_protocol::Feature::InputRequired) {
+            return Ok(None);
+        }
+        let salient = salient();
+        let salient: Vec<_> = salient.iter().collect();
+        mrtr::resume(
+            &self.server,
+            method,
+            &salient,
+            request_state.as_deref(),
+            responses,
+        )
+        .map(Some)
     }
 
     fn subscribe(&self, call: &Call, uri: String, on: bool) -> HandlerResult {
@@ -366,28 +408,55 @@ impl Handler for Session {
             ClientRequest::Ping(_) => self.empty(&call),
             ClientRequest::Discover(_) => self.discover(&call),
             ClientRequest::ListTools(p) => tools::list(server, &call, p.cursor.as_deref()),
-            ClientRequest::CallTool(params) => {
-                let cx = self.context(&call, cx);
+            ClientRequest::CallTool(mut params) => {
+                let rounds = self.rounds(
+                    &call,
+                    "tools/call",
+                    || {
+                        let arguments = params.arguments.clone().unwrap_or_default();
+                        vec![params.name.clone().into(), arguments.into()]
+                    },
+                    params.request_state.take(),
+                    params.input_responses.take(),
+                )?;
+                let cx = self.context(&call, cx, "tools/call", rounds);
                 tools::call(server, &call, params, cx).await
             }
             ClientRequest::ListResources(p) => resources::list(server, &call, p.cursor.as_deref()),
             ClientRequest::ListResourceTemplates(p) => {
                 resources::list_templates(server, &call, p.cursor.as_deref())
             }
-            ClientRequest::ReadResource(params) => {
-                let cx = self.context(&call, cx);
+            ClientRequest::ReadResource(mut params) => {
+                let rounds = self.rounds(
+                    &call,
+                    "resources/read",
+                    || vec![params.uri.clone().into()],
+                    params.request_state.take(),
+                    params.input_responses.take(),
+                )?;
+                let cx = self.context(&call, cx, "resources/read", rounds);
                 resources::read(server, &call, params.uri, cx).await
             }
             ClientRequest::Subscribe(p) => self.subscribe(&call, p.uri, true),
             ClientRequest::Unsubscribe(p) => self.subscribe(&call, p.uri, false),
             ClientRequest::ListPrompts(p) => prompts::list(server, &call, p.cursor.as_deref()),
-            ClientRequest::GetPrompt(params) => {
-                let cx = self.context(&call, cx);
+            ClientRequest::GetPrompt(mut params) => {
+                let rounds = self.rounds(
+                    &call,
+                    "prompts/get",
+                    || {
+                        let arguments = serde_json::to_value(&params.arguments).unwrap_or_default();
+                        vec![params.name.clone().into(), arguments]
+                    },
+                    params.request_state.take(),
+                    params.input_responses.take(),
+                )?;
+                let cx = self.context(&call, cx, "prompts/get", rounds);
                 let arguments = params.arguments.unwrap_or_default();
                 prompts::get(server, &call, &params.name, arguments, cx).await
             }
             ClientRequest::Complete(params) => {
-                let cx = self.context(&call, cx);
+                let cx = self.context(&call, cx, "completion/complete", None);
                 completion::complete(server, &call, params, cx).await
             }
             ClientRequest::SetLevel(params) => {

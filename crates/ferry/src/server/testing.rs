@@ -19,6 +19,9 @@ use crate::engine::{
 /// the method and params in, a result or an error out.
 pub type TestResponder = Arc<dyn Fn(&str, Value) -> Result<Value, ErrorObject> + Send + Sync>;
 
+/// Input rounds a stateless-era [`TestClient`] answers before it gives up.
+const MAX_INPUT_ROUNDS: usize = 32;
+
 /// A client for tests: connects to a [`Server`] over an in-memory transport, speaks one
 /// revision (a session-era client initializes first; a stateless-era client adds the
 /// required `_meta` to every request), and records every notification the server sends.
@@ -42,14 +45,23 @@ pub type TestResponder = Arc<dyn Fn(&str, Value) -> Result<Value, ErrorObject> +
 /// assert_eq!(result["content"][0]["text"], "hi");
 /// # });
 /// ```
-#[derive(Debug)]
 pub struct TestClient {
     peer: Peer,
     version: ProtocolVersion,
     capabilities: Value,
     notifications: mpsc::Receiver<(String, Value)>,
+    responder: Option<TestResponder>,
     _client: EngineHandle,
     server: EngineHandle,
+}
+
+impl std::fmt::Debug for TestClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestClient")
+            .field("version", &self.version)
+            .field("capabilities", &self.capabilities)
+            .finish_non_exhaustive()
+    }
 }
 
 struct Recorder {
@@ -105,7 +117,7 @@ impl TestClient {
         let (tx, notifications) = mpsc::channel(1024);
         let recorder = Recorder {
             notifications: tx,
-            responder,
+            responder: responder.clone(),
         };
         let client = Engine::start(client_side, recorder, EngineConfig::default());
         let this = TestClient {
@@ -113,6 +125,7 @@ impl TestClient {
             version,
             capabilities,
             notifications,
+            responder,
             _client: client,
             server,
         };
@@ -142,8 +155,48 @@ impl TestClient {
     }
 
     /// Send a request and return its result. In the stateless era the revision and the
-    /// client's capabilities are added to `params._meta`.
+    /// client's capabilities are added to `params._meta`, and an `input_required` result
+    /// is answered with the responder and the request retried, as a real client does.
     pub async fn request(
+        &self,
+        method: impl Into<Cow<'static, str>>,
+        params: Value,
+    ) -> Result<Value, CallError> {
+        let method = method.into();
+        let mut params = params;
+        for _ in 0..MAX_INPUT_ROUNDS {
+            let result = self.request_once(method.clone(), params.clone()).await?;
+            let (Some(responder), Some("input_required")) = (
+                &self.responder,
+                result.get("resultType").and_then(Value::as_str),
+            ) else {
+                return Ok(result);
+            };
+            let mut responses = serde_json::Map::new();
+            if let Some(Value::Object(requests)) = result.get("inputRequests") {
+                for (key, request) in requests {
+                    let input_method = request["method"].as_str().unwrap_or_default();
+                    let input_params = request.get("params").cloned().unwrap_or(json!({}));
+                    let answer = responder(input_method, input_params).map_err(CallError::Rpc)?;
+                    responses.insert(key.clone(), answer);
+                }
+            }
+            if let Some(object) = params.as_object_mut() {
+                object.insert("inputResponses".into(), Value::Object(responses));
+                match result.get("requestState") {
+                    Some(state) => object.insert("requestState".into(), state.clone()),
+                    None => object.remove("requestState"),
+                };
+            }
+        }
+        Err(CallError::InvalidResult(format!(
+            "still input_required after {MAX_INPUT_ROUNDS} rounds"
+        )))
+    }
+
+    /// Send a request once (with the stateless era's `_meta`), returning whatever result
+    /// it gets, `input_required` included.
+    pub async fn request_once(
         &self,
         method: impl Into<Cow<'static, str>>,
         params: Value,

@@ -15,6 +15,7 @@ use serde::de::DeserializeOwned;
 
 use super::builder::Server;
 use super::context::Context;
+use super::mrtr::{drive, missing_capability};
 use super::pagination::page;
 use super::reply::{Call, reply};
 use crate::engine::HandlerResult;
@@ -214,7 +215,25 @@ pub(crate) async fn call(
             params.name
         )));
     };
-    let result = match (entry.run)(params.arguments, cx).await {
+    let rounds = cx.rounds.clone();
+    let outcome = match drive(
+        server,
+        call,
+        rounds.as_ref(),
+        (entry.run)(params.arguments, cx),
+    )
+    .await
+    {
+        Ok(outcome) => outcome,
+        Err(answer) => return answer,
+    };
+    let result = match outcome {
+        ToolOutcome::Result(result) if result.is_error == Some(true) => {
+            if let Some(error) = missing_capability(call, rounds.as_ref()) {
+                return Err(error);
+            }
+            *result
+        }
         ToolOutcome::Result(result) => *result,
         ToolOutcome::InvalidArguments(message) if argument_error_is_result(call.version) => {
             CallToolResult::error(message)
