@@ -46,6 +46,7 @@ struct Loop<H> {
     slots: Arc<Semaphore>,
     tracker: TaskTracker,
     shutdown: CancellationToken,
+    closing: CancellationToken,
 }
 
 impl Engine {
@@ -64,6 +65,7 @@ impl Engine {
             in_flight: Arc::default(),
             tracker: TaskTracker::new(),
             shutdown: CancellationToken::new(),
+            closing: CancellationToken::new(),
         };
         let task = tokio::spawn(state.run(transport.incoming, transport.writer));
         EngineHandle { peer, task }
@@ -118,6 +120,7 @@ impl<H: Handler> Loop<H> {
     /// The peer hung up: let in-flight handlers finish within the grace period, then
     /// cancel them; fail outgoing requests.
     async fn finish(self) {
+        self.closing.cancel();
         self.tracker.close();
         let graceful = tokio::time::timeout(self.config.shutdown_grace, self.tracker.wait()).await;
         if graceful.is_err() {
@@ -215,10 +218,12 @@ impl<H: Handler> Loop<H> {
         let context = RequestContext {
             id: id.clone(),
             cancel: token.clone(),
+            closing: self.closing.clone(),
             progress: progress.clone(),
             peer: self.peer.clone(),
         };
         let ordered = self.handler.in_order(&request.method);
+        let needs_slot = !self.handler.long_lived(&request.method);
         let handler = Arc::clone(&self.handler);
         let slots = Arc::clone(&self.slots);
         let in_flight = Arc::clone(&self.in_flight);
@@ -226,7 +231,11 @@ impl<H: Handler> Loop<H> {
         let task = self.tracker.spawn(async move {
             let method = request.method.clone();
             let run = async {
-                let _slot = slots.acquire_owned().await;
+                let _slot = if needs_slot {
+                    Some(slots.acquire_owned().await)
+                } else {
+                    None
+                };
                 AssertUnwindSafe(handler.request(request, context))
                     .catch_unwind()
                     .await

@@ -49,6 +49,10 @@ pub struct RequestContext {
     pub id: RequestId,
     /// Cancelled when the peer cancels the request or the connection ends.
     pub cancel: CancellationToken,
+    /// Cancelled when the peer has hung up (no more input): in-flight requests have the
+    /// shutdown grace period to answer, so a long-lived request (a subscription stream)
+    /// can end with a graceful response instead of being cut off.
+    pub closing: CancellationToken,
     /// Present when the peer asked for progress (`_meta.progressToken`).
     pub progress: Option<ProgressReporter>,
     /// The other side, for requests and notifications of the handler's own.
@@ -83,6 +87,15 @@ pub trait Handler: Send + Sync + 'static {
         false
     }
 
+    /// Whether requests of `method` live as long as the connection (streams such as
+    /// `subscriptions/listen`): they take no slot of
+    /// [`EngineConfig::max_concurrent_requests`], so they cannot starve other requests;
+    /// they still count against [`EngineConfig::max_pending_requests`]. Default: no.
+    fn long_lived(&self, method: &str) -> bool {
+        let _ = method;
+        false
+    }
+
     /// Whether the engine must finish a request of `method` before it reads the next
     /// message, because later messages depend on its outcome (`initialize`). Default: no.
     fn in_order(&self, method: &str) -> bool {
@@ -114,5 +127,9 @@ impl<H: Handler> Handler for std::sync::Arc<H> {
 
     fn in_order(&self, method: &str) -> bool {
         H::in_order(self, method)
+    }
+
+    fn long_lived(&self, method: &str) -> bool {
+        H::long_lived(self, method)
     }
 }

@@ -16,14 +16,21 @@ pub(crate) struct Call {
 
 /// A result type with a `_meta` of its own.
 pub(crate) trait HasResultMeta {
-    fn result_meta(&mut self) -> &mut Option<ResultMeta>;
+    /// The result's `_meta`, created if absent.
+    fn result_meta(&mut self) -> &mut ResultMeta;
+}
+
+impl HasResultMeta for SubscriptionsListenResult {
+    fn result_meta(&mut self) -> &mut ResultMeta {
+        &mut self.meta
+    }
 }
 
 macro_rules! has_result_meta {
     ($($ty:ty),* $(,)?) => {$(
         impl HasResultMeta for $ty {
-            fn result_meta(&mut self) -> &mut Option<ResultMeta> {
-                &mut self.meta
+            fn result_meta(&mut self) -> &mut ResultMeta {
+                self.meta.get_or_insert_with(Default::default)
             }
         }
     )*};
@@ -55,10 +62,7 @@ where
     T: Conform + Serialize + HasResultMeta,
 {
     if version.has(Feature::RequestMeta) {
-        value
-            .result_meta()
-            .get_or_insert_with(Default::default)
-            .server_info = Some(server.clone());
+        value.result_meta().server_info = Some(server.clone());
     }
     value
         .conform(version)

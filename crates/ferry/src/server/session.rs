@@ -18,7 +18,7 @@ use super::input::Rounds;
 use super::mrtr;
 use super::registry::Change;
 use super::reply::{Call, reply};
-use super::{completion, prompts, resources, tools};
+use super::{completion, listen, prompts, resources, tools};
 use crate::engine::{
     Engine, EngineHandle, Handler, HandlerResult, Peer, RequestContext, Transport,
 };
@@ -193,9 +193,10 @@ impl Session {
             }
             ClientRequest::Complete(_) => capabilities.completions.is_some(),
             ClientRequest::SetLevel(_) => capabilities.logging.is_some(),
-            ClientRequest::Initialize(_) | ClientRequest::Ping(_) | ClientRequest::Discover(_) => {
-                true
-            }
+            ClientRequest::Initialize(_)
+            | ClientRequest::Ping(_)
+            | ClientRequest::Discover(_)
+            | ClientRequest::SubscriptionsListen(_) => true,
             _ => false,
         }
     }
@@ -459,6 +460,9 @@ impl Handler for Session {
                 let cx = self.context(&call, cx, "completion/complete", None);
                 completion::complete(server, &call, params, cx).await
             }
+            ClientRequest::SubscriptionsListen(params) => {
+                listen::listen(server, &call, params, cx).await
+            }
             ClientRequest::SetLevel(params) => {
                 self.state().log_level = Some(params.level);
                 self.empty(&call)
@@ -481,6 +485,10 @@ impl Handler for Session {
             method,
             "initialize" | "logging/setLevel" | "resources/subscribe"
         )
+    }
+
+    fn long_lived(&self, method: &str) -> bool {
+        method == "subscriptions/listen"
     }
 
     fn accepts_batches(&self) -> bool {
