@@ -23,6 +23,7 @@ use super::resources::{
     ReadResult, ResourceEntry, TemplateEntry, TemplateVars, static_reader, template_reader,
 };
 use super::session;
+use super::stats::{Counters, ServerStats};
 use super::tools::{IntoToolResult, ToolEntry, typed_tool};
 use super::uri_template::UriTemplate;
 use crate::engine::{EngineConfig, EngineHandle, Transport};
@@ -45,6 +46,8 @@ pub(crate) struct ServerInner {
     pub(crate) changes: broadcast::Sender<Change>,
     /// Seals the `requestState` of multi round-trip requests.
     pub(crate) sealer: Sealer,
+    /// Live counters.
+    pub(crate) counters: Counters,
 }
 
 /// An MCP server. Cheap to clone; every clone serves the same registry, and a change made
@@ -104,6 +107,7 @@ impl Server {
                 completers: Completers::new(),
                 changes: change_feed(),
                 sealer: Sealer::new(None, DEFAULT_REQUEST_STATE_TTL),
+                counters: Counters::default(),
             },
             request_state_key: None,
             request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
@@ -125,6 +129,11 @@ impl Server {
             .task
             .await
             .map_err(std::io::Error::other)
+    }
+
+    /// Live counters: connections and requests served.
+    pub fn stats(&self) -> ServerStats {
+        self.inner.counters.snapshot()
     }
 
     /// The names of the registered tools, in registration order.

@@ -8,6 +8,7 @@ use ferry_protocol::types::{
 };
 use tokio_util::sync::CancellationToken;
 
+use super::builder::Server;
 use super::input::{ClientCaps, Rounds};
 use crate::engine::{Peer, ProgressReporter};
 
@@ -35,6 +36,8 @@ pub struct Context {
     pub(crate) client_capabilities: ClientCaps,
     /// Stateless era: the input rounds of a request that may ask for input.
     pub(crate) rounds: Option<Arc<Rounds>>,
+    /// The server answering.
+    pub(crate) server: Server,
 }
 
 /// The context of a tool call.
@@ -75,6 +78,12 @@ impl Context {
     /// and unique within the process: the key for per-session state a server keeps.
     pub fn session_key(&self) -> &str {
         &self.session_key
+    }
+
+    /// The server answering: to change it from a handler (add or remove tools, announce
+    /// resource updates) or read its [`Server::stats`].
+    pub fn server(&self) -> &Server {
+        &self.server
     }
 
     /// What the client declared it supports (session: at `initialize`; stateless: in this

@@ -61,8 +61,10 @@ pub(crate) fn serve(server: Server, transport: Transport) -> EngineHandle {
     let peer = engine.peer.clone();
     let forwarder = tokio::spawn(forward_changes(Arc::clone(&session), peer, changes));
     let engine_task = engine.task;
+    session.server.inner.counters.connected();
     let task = tokio::spawn(async move {
         let outcome = engine_task.await;
+        session.server.inner.counters.disconnected();
         forwarder.abort();
         if let Err(e) = outcome {
             tracing::error!("the connection's engine failed: {e}");
@@ -308,6 +310,7 @@ impl Session {
             Arc::clone(&self.state().client_capabilities)
         };
         Context {
+            server: self.server.clone(),
             method,
             client_capabilities,
             rounds,
@@ -399,6 +402,7 @@ fn request_meta(request: &ClientRequest) -> Option<&RequestMeta> {
 
 impl Handler for Session {
     async fn request(&self, request: Request, cx: RequestContext) -> HandlerResult {
+        self.server.inner.counters.request();
         let parsed = ClientRequest::parse(&request.method, request.params.as_deref())?;
         if let ClientRequest::Initialize(params) = &parsed {
             return self.initialize(params);
