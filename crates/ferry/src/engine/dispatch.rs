@@ -186,7 +186,10 @@ impl<H: Handler> Loop<H> {
 
     async fn request(&self, request: Request, responder: Responder) {
         let id = request.id.clone();
-        if request.method == "ping" && self.config.answer_ping {
+        if request.method == "ping"
+            && self.config.answer_ping
+            && self.handler.engine_answers_ping(&request)
+        {
             let result = serde_json::value::to_raw_value(&serde_json::json!({}))
                 .map_err(ErrorObject::internal_error);
             self.respond(&responder, id, result).await;

@@ -87,6 +87,14 @@ pub trait Handler: Send + Sync + 'static {
         false
     }
 
+    /// Whether the engine answers this `ping` itself, at once and without a concurrency
+    /// slot (when [`EngineConfig::answer_ping`] is on). A role whose peers may send a
+    /// `ping` that must be refused (2026-07-28 has none) says no for those. Default: yes.
+    fn engine_answers_ping(&self, request: &Request) -> bool {
+        let _ = request;
+        true
+    }
+
     /// Whether requests of `method` live as long as the connection (streams such as
     /// `subscriptions/listen`): they take no slot of
     /// [`EngineConfig::max_concurrent_requests`], so they cannot starve other requests;
@@ -131,5 +139,9 @@ impl<H: Handler> Handler for std::sync::Arc<H> {
 
     fn long_lived(&self, method: &str) -> bool {
         H::long_lived(self, method)
+    }
+
+    fn engine_answers_ping(&self, request: &Request) -> bool {
+        H::engine_answers_ping(self, request)
     }
 }

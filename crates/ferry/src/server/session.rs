@@ -491,6 +491,15 @@ impl Handler for Session {
         )
     }
 
+    fn engine_answers_ping(&self, request: &Request) -> bool {
+        // A stateless-era ping (its `_meta` names a revision) is not a method of
+        // 2026-07-28: the session's routing refuses it.
+        !request
+            .params
+            .as_ref()
+            .is_some_and(|p| p.get().contains(keys::PROTOCOL_VERSION))
+    }
+
     fn long_lived(&self, method: &str) -> bool {
         method == "subscriptions/listen"
     }
