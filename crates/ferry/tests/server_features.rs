@@ -378,3 +378,29 @@ async fn runtime_changes_notify_initialized_clients() {
     let (method, _) = client.next_notification().await.unwrap();
     assert_eq!(method, "notifications/prompts/list_changed");
 }
+
+#[tokio::test]
+async fn handlers_share_typed_state() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    struct Hits(AtomicU64);
+    let server = Server::builder("state", "1")
+        .state(Hits(AtomicU64::new(0)))
+        .tool("hit", "Count a hit", |_: Text, cx: Context| async move {
+            let hits = cx.state::<Hits>().expect("state given");
+            let n = hits.0.fetch_add(1, Ordering::Relaxed) + 1;
+            assert!(cx.state::<String>().is_none(), "no state of another type");
+            n.to_string()
+        })
+        .build();
+    let a = TestClient::connect(&server, V2025_06_18).await.unwrap();
+    let b = TestClient::connect(&server, V2026_07_28).await.unwrap();
+    a.call_tool("hit", json!({"text": ""})).await.unwrap();
+    let second = b.call_tool("hit", json!({"text": ""})).await.unwrap();
+    assert_eq!(
+        second["content"][0]["text"], "2",
+        "one state across connections"
+    );
+    assert_eq!(server.stats().connections_open, 2);
+    // initialize and two calls; the engine answers pings without the server.
+    assert_eq!(server.stats().requests_served, 3);
+}

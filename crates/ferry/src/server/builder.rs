@@ -1,5 +1,7 @@
 //! Building a server, changing it at runtime, and running it on a transport.
 
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,6 +50,8 @@ pub(crate) struct ServerInner {
     pub(crate) sealer: Sealer,
     /// Live counters.
     pub(crate) counters: Counters,
+    /// Application state handlers reach with [`Context::state`], by type.
+    pub(crate) states: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
 }
 
 /// An MCP server. Cheap to clone; every clone serves the same registry, and a change made
@@ -108,6 +112,7 @@ impl Server {
                 changes: change_feed(),
                 sealer: Sealer::new(None, DEFAULT_REQUEST_STATE_TTL),
                 counters: Counters::default(),
+                states: HashMap::new(),
             },
             request_state_key: None,
             request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
@@ -427,6 +432,14 @@ impl ServerBuilder {
             variable.to_owned(),
         );
         self.inner.completers.insert(key, completer(f));
+        self
+    }
+
+    /// Share `state` with every handler: [`Context::state`] returns it by type. One value
+    /// per type; a second value of the same type replaces the first. Wrap mutable state
+    /// in a lock or use atomics: handlers run concurrently.
+    pub fn state<T: Send + Sync + 'static>(mut self, state: T) -> Self {
+        self.inner.states.insert(TypeId::of::<T>(), Arc::new(state));
         self
     }
 

@@ -80,6 +80,18 @@ impl Context {
         &self.session_key
     }
 
+    /// The application state of type `T` given to [`ServerBuilder::state`]
+    /// (`None` if none was given).
+    ///
+    /// [`ServerBuilder::state`]: super::ServerBuilder::state
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        self.server
+            .inner
+            .states
+            .get(&std::any::TypeId::of::<T>())
+            .and_then(|s| s.downcast_ref::<T>())
+    }
+
     /// The server answering: to change it from a handler (add or remove tools, announce
     /// resource updates) or read its [`Server::stats`].
     pub fn server(&self) -> &Server {

@@ -10,7 +10,8 @@ pub struct ServerStats {
     pub connections_open: u64,
     /// Connections served since the server was built.
     pub connections_total: u64,
-    /// Requests answered since the server was built (every request of every connection).
+    /// Requests answered since the server was built, over every connection (pings the
+    /// engine answers itself are not counted).
     pub requests_served: u64,
 }
 
