@@ -404,3 +404,40 @@ async fn handlers_share_typed_state() {
     // initialize and two calls; the engine answers pings without the server.
     assert_eq!(server.stats().requests_served, 3);
 }
+
+#[tokio::test]
+async fn tracing_events_in_handlers_reach_their_client() {
+    use tracing_subscriber::layer::SubscriberExt;
+    let subscriber = tracing_subscriber::registry().with(ferry::server::ClientLogLayer::new());
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let server = Server::builder("traced", "1")
+        .logging()
+        .tool(
+            "work",
+            "Log through tracing",
+            |_: Text, _cx: Context| async move {
+                tracing::debug!("too detailed");
+                tracing::info!(answer = 42, "hello from tracing");
+                "done"
+            },
+        )
+        .build();
+    let mut client = TestClient::connect(&server, V2025_06_18).await.unwrap();
+    client
+        .request("logging/setLevel", json!({"level": "info"}))
+        .await
+        .unwrap();
+    client.call_tool("work", json!({"text": ""})).await.unwrap();
+    let (method, params) = client.next_notification().await.unwrap();
+    assert_eq!(method, "notifications/message");
+    assert_eq!(params["level"], "info");
+    assert_eq!(
+        params["data"],
+        json!({"answer": 42, "message": "hello from tracing"})
+    );
+    assert_eq!(params["logger"], "server_features");
+    assert_eq!(client.try_next_notification(), None, "debug filtered out");
+    // Outside any handler, nothing is sent anywhere.
+    tracing::info!("not in a handler");
+    assert_eq!(client.try_next_notification(), None);
+}

@@ -161,6 +161,16 @@ impl Peer {
         self.send_frame(frame).await
     }
 
+    /// Queue a notification without waiting; returns false (and drops it) when the write
+    /// queue is full or the connection is gone.
+    pub fn try_notify<P>(&self, method: &'static str, params: &P) -> bool
+    where
+        P: Serialize + ?Sized,
+    {
+        serde_json::to_vec(&Notification::new(method, params))
+            .is_ok_and(|frame| self.shared.out.try_send(frame).is_ok())
+    }
+
     pub(crate) async fn send_frame(&self, frame: Frame) -> Result<(), CallError> {
         self.shared
             .out

@@ -14,6 +14,7 @@ use serde::de::DeserializeOwned;
 
 use super::builder::Server;
 use super::context::Context;
+use super::log_layer::scoped;
 use super::mrtr::{drive, missing_capability};
 use super::pagination::page;
 use super::reply::{Call, reply};
@@ -184,7 +185,14 @@ pub(crate) async fn get(
         )));
     }
     let rounds = cx.rounds.clone();
-    let result = match drive(server, call, rounds.as_ref(), (entry.get)(arguments, cx)).await {
+    let result = match drive(
+        server,
+        call,
+        rounds.as_ref(),
+        scoped(cx.clone(), (entry.get)(arguments, cx)),
+    )
+    .await
+    {
         Ok(Ok(result)) => result,
         Ok(Err(e)) => return Err(missing_capability(call, rounds.as_ref()).unwrap_or(e)),
         Err(answer) => return answer,

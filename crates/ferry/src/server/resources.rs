@@ -14,6 +14,7 @@ use indexmap::IndexMap;
 
 use super::builder::Server;
 use super::context::Context;
+use super::log_layer::scoped;
 use super::mrtr::{drive, missing_capability};
 use super::pagination::page;
 use super::reply::{Call, reply};
@@ -157,7 +158,14 @@ pub(crate) async fn read(server: &Server, call: &Call, uri: String, cx: Context)
         return Err(ResourceError::NotFound(uri).into_error(call));
     };
     let rounds = cx.rounds.clone();
-    let contents = match drive(server, call, rounds.as_ref(), read(uri, vars, cx)).await {
+    let contents = match drive(
+        server,
+        call,
+        rounds.as_ref(),
+        scoped(cx.clone(), read(uri, vars, cx)),
+    )
+    .await
+    {
         Ok(Ok(contents)) => contents,
         Ok(Err(e)) => {
             return Err(

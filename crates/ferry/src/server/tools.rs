@@ -15,6 +15,7 @@ use serde::de::DeserializeOwned;
 
 use super::builder::Server;
 use super::context::Context;
+use super::log_layer::scoped;
 use super::mrtr::{drive, missing_capability};
 use super::pagination::page;
 use super::reply::{Call, reply};
@@ -220,7 +221,7 @@ pub(crate) async fn call(
         server,
         call,
         rounds.as_ref(),
-        (entry.run)(params.arguments, cx),
+        scoped(cx.clone(), (entry.run)(params.arguments, cx)),
     )
     .await
     {

@@ -1,0 +1,129 @@
+//! A `tracing` layer that feeds MCP logging: an event emitted while a server handler runs
+//! (in its task) becomes `notifications/message` to the client that made the request, if
+//! that client wants the level (`logging/setLevel` in the session era, the request's
+//! `io.modelcontextprotocol/logLevel` in the stateless era).
+//!
+//! ```
+//! use tracing_subscriber::layer::SubscriberExt;
+//!
+//! let subscriber = tracing_subscriber::registry().with(ferry::server::ClientLogLayer::new());
+//! // tracing::subscriber::set_global_default(subscriber)
+//! # drop(subscriber);
+//! ```
+//!
+//! Layers are synchronous, so a message is queued without waiting: when the connection's
+//! write queue is full the message is dropped rather than stalling the handler.
+
+use std::fmt::Write as _;
+use std::future::Future;
+
+use ferry_protocol::types::{LoggingLevel, LoggingMessageNotificationParams};
+use serde_json::{Map, Value};
+use tracing::field::{Field, Visit};
+use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::layer::{Context as LayerContext, Layer};
+
+use super::context::Context;
+
+tokio::task_local! {
+    /// The request a handler runs for, seen by the layer.
+    static CURRENT: Context;
+}
+
+/// Run `handler` with `cx` as the request the layer reports to.
+pub(crate) fn scoped<F: Future>(cx: Context, handler: F) -> impl Future<Output = F::Output> {
+    CURRENT.scope(cx, handler)
+}
+
+/// Forwards `tracing` events inside server handlers to their clients (see the module
+/// docs). Add it to a `tracing_subscriber` registry next to your usual layers.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ClientLogLayer {
+    _private: (),
+}
+
+impl ClientLogLayer {
+    /// The layer.
+    pub fn new() -> Self {
+        ClientLogLayer::default()
+    }
+}
+
+fn level(level: &Level) -> LoggingLevel {
+    match *level {
+        Level::ERROR => LoggingLevel::Error,
+        Level::WARN => LoggingLevel::Warning,
+        Level::INFO => LoggingLevel::Info,
+        _ => LoggingLevel::Debug,
+    }
+}
+
+/// Collects an event's fields: `message` apart, the others as JSON.
+#[derive(Default)]
+struct Fields {
+    message: String,
+    others: Map<String, Value>,
+}
+
+impl Visit for Fields {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if field.name() == "message" {
+            self.message.push_str(value);
+        } else {
+            self.others.insert(field.name().into(), value.into());
+        }
+    }
+
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.others.insert(field.name().into(), value.into());
+    }
+
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.others.insert(field.name().into(), value.into());
+    }
+
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        self.others.insert(field.name().into(), value.into());
+    }
+
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.others.insert(field.name().into(), value.into());
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            let _ = write!(self.message, "{value:?}");
+        } else {
+            self.others
+                .insert(field.name().into(), format!("{value:?}").into());
+        }
+    }
+}
+
+impl<S: Subscriber> Layer<S> for ClientLogLayer {
+    fn on_event(&self, event: &Event<'_>, _: LayerContext<'_, S>) {
+        let _ = CURRENT.try_with(|cx| {
+            let level = level(event.metadata().level());
+            if !cx.wants_log(level) {
+                return;
+            }
+            let mut fields = Fields::default();
+            event.record(&mut fields);
+            let data = if fields.others.is_empty() {
+                Value::String(fields.message)
+            } else {
+                fields
+                    .others
+                    .insert("message".into(), fields.message.into());
+                Value::Object(fields.others)
+            };
+            let params = LoggingMessageNotificationParams {
+                level,
+                logger: Some(event.metadata().target().to_owned()),
+                data,
+                meta: None,
+            };
+            cx.peer.try_notify("notifications/message", &params);
+        });
+    }
+}
