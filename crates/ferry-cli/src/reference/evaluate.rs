@@ -1,0 +1,158 @@
+//! The tool of seed 000 (`evaluate-lisp` there): `evaluate`, code run in a persistent
+//! session, here in [Rhai](https://rhai.rs) rather than Common Lisp.
+//!
+//! - **Persistence**: variables (a [`rhai::Scope`]) and functions (the accumulated
+//!   function definitions, merged into each new script) survive from one call to the next
+//!   of the same client session, keyed by [`ferry::server::Context::session_key`]; other
+//!   sessions never see them. At most [`MAX_SESSIONS`] sessions are kept, the least
+//!   recently used forgotten first ([`sessions`]).
+//! - **Transactions**: a script runs on a copy of its session's variables and functions,
+//!   committed only when it succeeds; a failed, timed-out or cancelled script leaves the
+//!   session as it was.
+//! - **Sandbox** ([`sandbox`]): Rhai has no file, network or process access; `import`
+//!   (the `no_module` feature) and `eval` are removed; operations, call depth, expression
+//!   depth, string, array and map sizes, variables, functions and wall time are limited
+//!   (the constants below), and the request's cancellation stops a running script. Not
+//!   limited: the memory one script holds at once beyond those sizes (up to
+//!   [`MAX_VARIABLES`] values of the maximal sizes); Rhai has no allocation limit.
+//! - **Responsiveness**: each script runs on a thread of its own, so the server keeps
+//!   answering other requests while one runs. Not `spawn_blocking`: the blocking pool's
+//!   threads have tokio's default 2 MiB stack, and Rhai clones, prints and drops nested
+//!   arrays recursively, so `let a = [1]; for i in 0..2000 { a = [a]; }` overflowed it
+//!   and aborted the whole server. The thread has a [`STACK_BYTES`] stack, and what a
+//!   session keeps is bounded in depth ([`MAX_KEPT_DEPTH`]) and size ([`MAX_KEPT_BYTES`])
+//!   so that it is safe on any thread ([`measure`]).
+//!
+//! Results read as in seed 000: `=> 6`, preceded by what the script printed (`print`,
+//! `debug`), one line each. Values are written as Rhai source would spell them (strings
+//! quoted, `[1, 2]`, `#{"a": 1}`); a script whose value is unit (a statement such as
+//! `let x = 1;` or a function definition) answers `=> ()`. Failures are `isError` results
+//! in seed 000's layout, `[ERROR] KIND\nmessage\n\n[Position]\nline L, position P`
+//! ([`report`]).
+
+mod measure;
+mod report;
+mod sandbox;
+mod sessions;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ferry::protocol::types::CallToolResult;
+use ferry::server::{ServerBuilder, ToolContext};
+use rhai::packages::{Package, StandardPackage};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use sessions::Sessions;
+
+/// Sessions kept at once; beyond it the least recently used session is forgotten.
+pub(crate) const MAX_SESSIONS: usize = 1024;
+/// Wall-clock time one script may run.
+pub(crate) const TIME_LIMIT: Duration = Duration::from_secs(5);
+/// Rhai operations (roughly: expressions and statements evaluated) one script may run.
+pub(crate) const MAX_OPERATIONS: u64 = 50_000_000;
+/// Nested function calls (recursion depth).
+pub(crate) const MAX_CALL_LEVELS: usize = 32;
+/// Nesting of expressions at the top level of a script.
+pub(crate) const MAX_EXPR_DEPTH: usize = 64;
+/// Nesting of expressions inside function bodies.
+pub(crate) const MAX_FUNCTION_EXPR_DEPTH: usize = 32;
+/// Length of one string, in bytes.
+pub(crate) const MAX_STRING_BYTES: usize = 1 << 20;
+/// Elements of one array.
+pub(crate) const MAX_ARRAY_LEN: usize = 100_000;
+/// Properties of one object map.
+pub(crate) const MAX_MAP_LEN: usize = 10_000;
+/// Variables alive at once, the session's included.
+pub(crate) const MAX_VARIABLES: usize = 256;
+/// Functions a session may define (across all its calls).
+pub(crate) const MAX_FUNCTIONS: usize = 1_000;
+/// Nesting of arrays and maps in the variables a session keeps ([`measure`]).
+pub(crate) const MAX_KEPT_DEPTH: usize = 128;
+/// Estimated memory of the variables a session keeps ([`measure`]).
+pub(crate) const MAX_KEPT_BYTES: usize = 16 << 20;
+/// Stack of the thread a script runs on (reserved, used as needed): Rhai recurses over
+/// nested values, which the size limits allow to nest about [`MAX_ARRAY_LEN`] +
+/// [`MAX_MAP_LEN`] levels within one script.
+pub(crate) const STACK_BYTES: usize = 256 << 20;
+/// Length of the `code` argument, in bytes.
+pub(crate) const MAX_CODE_BYTES: usize = 100_000;
+/// Printed output kept per call, in bytes; the rest is dropped with a note.
+pub(crate) const MAX_OUTPUT_BYTES: usize = 64 << 10;
+/// Length of the written value, in bytes; the rest is cut with a note.
+pub(crate) const MAX_VALUE_BYTES: usize = 64 << 10;
+
+/// The arguments of `evaluate`.
+#[derive(Deserialize, JsonSchema)]
+struct EvaluateArgs {
+    /// The Rhai code to evaluate (https://rhai.rs/book/). Variables and functions it
+    /// defines stay available to later calls of the same session.
+    code: String,
+}
+
+/// Register `evaluate`, with its own session store.
+pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
+    let sessions = Arc::new(Sessions::new(MAX_SESSIONS));
+    let package = StandardPackage::new().as_shared_module();
+    builder.tool(
+        "evaluate",
+        "Evaluate Rhai code in a persistent session: variables (`let x = 40;`) and functions \
+         (`fn f(a) { a + 2 }`) defined in one call stay available to the next calls of the \
+         same session. Answers `=> value`, after anything the code printed. Sandboxed: no \
+         file, network or system access; time, operations, recursion and data sizes are \
+         limited.",
+        move |args: EvaluateArgs, cx: ToolContext| {
+            let sessions = Arc::clone(&sessions);
+            let package = package.clone();
+            async move { evaluate(&sessions, package, args.code, cx).await }
+        },
+    )
+}
+
+/// Run `code` in the caller's session on a thread of its own.
+async fn evaluate(
+    sessions: &Sessions,
+    package: rhai::Shared<rhai::Module>,
+    code: String,
+    cx: ToolContext,
+) -> CallToolResult {
+    if code.len() > MAX_CODE_BYTES {
+        return report::refused(
+            "CODE-TOO-LARGE",
+            &format!(
+                "the code is {} bytes; the limit is {MAX_CODE_BYTES}",
+                code.len()
+            ),
+        );
+    }
+    let session = sessions.get(cx.session_key());
+    // Calls of one session run one after another: each sees the last one's definitions.
+    let mut session = session.lock_owned().await;
+    let cancel = cx.cancel.clone();
+    let (done, result) = tokio::sync::oneshot::channel();
+    // Every Rhai value of the call is made, shown and dropped on this thread.
+    let spawned = std::thread::Builder::new()
+        .name("ferry-evaluate".into())
+        .stack_size(STACK_BYTES)
+        .spawn(move || {
+            let deadline = Instant::now() + TIME_LIMIT;
+            let (engine, output) =
+                sandbox::engine(package, deadline, move || cancel.is_cancelled());
+            let result = session.run(&engine, &code);
+            // The receiver is gone if the request was cancelled: nobody to tell.
+            let _ = done.send(report::result(report::Evaluation {
+                output: output.take(),
+                result,
+            }));
+        });
+    if let Err(e) = spawned {
+        return report::refused(
+            "INTERNAL-ERROR",
+            &format!("cannot start the evaluation: {e}"),
+        );
+    }
+    result.await.unwrap_or_else(|_| {
+        report::refused("INTERNAL-ERROR", "the evaluation ended without a result")
+    })
+}
