@@ -441,3 +441,38 @@ async fn tracing_events_in_handlers_reach_their_client() {
     tracing::info!("not in a handler");
     assert_eq!(client.try_next_notification(), None);
 }
+
+#[tokio::test]
+async fn caching_hints_and_declared_capabilities() {
+    use ferry::protocol::types::CacheScope;
+    let server = Server::builder("cache", "1")
+        .list_cache(Duration::from_secs(300), CacheScope::Public)
+        .declare_tools()
+        .build();
+    let stateless = TestClient::connect(&server, V2026_07_28).await.unwrap();
+    let list = stateless.request("tools/list", json!({})).await.unwrap();
+    assert_eq!(list["ttlMs"], 300_000);
+    assert_eq!(list["cacheScope"], "public");
+    let discover = stateless
+        .request("server/discover", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(discover["ttlMs"], 300_000);
+    // Declared while empty: a session-era client hears tools arrive.
+    let mut session = TestClient::connect(&server, V2025_06_18).await.unwrap();
+    server.add_tool(
+        "late",
+        "Late",
+        |a: Text, _cx: Context| async move { a.text },
+    );
+    let (method, _) = tokio::time::timeout(Duration::from_secs(5), session.next_notification())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(method, "notifications/tools/list_changed");
+    let session_list = session.request("tools/list", json!({})).await.unwrap();
+    assert!(
+        session_list.get("ttlMs").is_none(),
+        "no hints before 2026-07-28"
+    );
+}

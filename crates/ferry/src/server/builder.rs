@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use ferry_protocol::VersionSet;
 use ferry_protocol::types::{
-    Implementation, Prompt, PromptsCapability, Resource, ResourceTemplate, ResourcesCapability,
-    ServerCapabilities, Tool, ToolsCapability,
+    CacheScope, Implementation, Prompt, PromptsCapability, Resource, ResourceTemplate,
+    ResourcesCapability, ServerCapabilities, Tool, ToolsCapability,
 };
 use indexmap::IndexMap;
 use schemars::JsonSchema;
@@ -50,6 +50,12 @@ pub(crate) struct ServerInner {
     pub(crate) sealer: Sealer,
     /// Live counters.
     pub(crate) counters: Counters,
+    /// Caching hints of list results and `server/discover` (2026-07-28).
+    pub(crate) list_cache: CacheHint,
+    /// Caching hints of `resources/read` results (2026-07-28).
+    pub(crate) read_cache: CacheHint,
+    /// Capabilities declared even while nothing of the kind is registered.
+    pub(crate) declared: Declared,
     /// Application state handlers reach with [`Context::state`], by type.
     pub(crate) states: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
 }
@@ -113,6 +119,9 @@ impl Server {
                 sealer: Sealer::new(None, DEFAULT_REQUEST_STATE_TTL),
                 counters: Counters::default(),
                 states: HashMap::new(),
+                list_cache: CacheHint::default(),
+                read_cache: CacheHint::default(),
+                declared: Declared::default(),
             },
             request_state_key: None,
             request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
@@ -238,24 +247,60 @@ impl Server {
     /// What the server offers, exactly as registered.
     pub(crate) fn capabilities(&self) -> ServerCapabilities {
         let inner = &self.inner;
-        let has_resources = !inner.resources.snapshot().entries.is_empty()
+        let has_resources = inner.declared.resources
+            || !inner.resources.snapshot().entries.is_empty()
             || !inner.templates.snapshot().entries.is_empty();
         ServerCapabilities {
-            tools: (!inner.tools.snapshot().entries.is_empty()).then_some(ToolsCapability {
-                list_changed: Some(true),
-            }),
+            tools: (inner.declared.tools || !inner.tools.snapshot().entries.is_empty()).then_some(
+                ToolsCapability {
+                    list_changed: Some(true),
+                },
+            ),
             resources: has_resources.then_some(ResourcesCapability {
                 subscribe: Some(true),
                 list_changed: Some(true),
             }),
-            prompts: (!inner.prompts.snapshot().entries.is_empty()).then_some(PromptsCapability {
-                list_changed: Some(true),
-            }),
+            prompts: (inner.declared.prompts || !inner.prompts.snapshot().entries.is_empty())
+                .then_some(PromptsCapability {
+                    list_changed: Some(true),
+                }),
             completions: (!inner.completers.is_empty()).then(Default::default),
             logging: inner.logging.then(Default::default),
             ..Default::default()
         }
     }
+}
+
+/// Caching hints of one kind of result.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct CacheHint {
+    ttl_ms: Option<u64>,
+    scope: Option<CacheScope>,
+}
+
+impl CacheHint {
+    fn new(ttl: Duration, scope: CacheScope) -> Self {
+        CacheHint {
+            ttl_ms: Some(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX)),
+            scope: Some(scope),
+        }
+    }
+
+    pub(crate) fn ttl_ms(self) -> Option<u64> {
+        self.ttl_ms
+    }
+
+    pub(crate) fn scope(self) -> Option<CacheScope> {
+        self.scope
+    }
+}
+
+/// Capabilities declared by the builder regardless of registrations.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Declared {
+    tools: bool,
+    resources: bool,
+    prompts: bool,
 }
 
 fn described_prompt(name: &str, description: &str) -> Prompt {
@@ -432,6 +477,44 @@ impl ServerBuilder {
             variable.to_owned(),
         );
         self.inner.completers.insert(key, completer(f));
+        self
+    }
+
+    /// Caching hints for `tools/list`, `prompts/list`, `resources/list`,
+    /// `resources/templates/list` and `server/discover` results (2026-07-28): how long a
+    /// client may consider them fresh, and whether they may be shared across users.
+    /// Default: `ttlMs` 0 (immediately stale), `cacheScope` private.
+    pub fn list_cache(mut self, ttl: Duration, scope: CacheScope) -> Self {
+        self.inner.list_cache = CacheHint::new(ttl, scope);
+        self
+    }
+
+    /// Caching hints for `resources/read` results (2026-07-28). Default: `ttlMs` 0,
+    /// `cacheScope` private.
+    pub fn read_cache(mut self, ttl: Duration, scope: CacheScope) -> Self {
+        self.inner.read_cache = CacheHint::new(ttl, scope);
+        self
+    }
+
+    /// Declare the tools capability even while no tool is registered, for a server that
+    /// adds tools at runtime ([`Server::add_tool`]): clients then hear `list_changed`.
+    /// Default: declared exactly when a tool is registered.
+    pub fn declare_tools(mut self) -> Self {
+        self.inner.declared.tools = true;
+        self
+    }
+
+    /// Declare the resources capability even while none is registered (see
+    /// [`ServerBuilder::declare_tools`]).
+    pub fn declare_resources(mut self) -> Self {
+        self.inner.declared.resources = true;
+        self
+    }
+
+    /// Declare the prompts capability even while none is registered (see
+    /// [`ServerBuilder::declare_tools`]).
+    pub fn declare_prompts(mut self) -> Self {
+        self.inner.declared.prompts = true;
         self
     }
 

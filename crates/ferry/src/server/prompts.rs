@@ -153,6 +153,8 @@ pub(crate) fn list(server: &Server, call: &Call, cursor: Option<&str>) -> Handle
         ListPromptsResult {
             prompts: prompts.map(|(_, e)| e.prompt.clone()).collect(),
             next_cursor: page.next,
+            ttl_ms: server.inner.list_cache.ttl_ms(),
+            cache_scope: server.inner.list_cache.scope(),
             ..Default::default()
         },
         call.version,

@@ -107,6 +107,8 @@ pub(crate) fn list(server: &Server, call: &Call, cursor: Option<&str>) -> Handle
         ListResourcesResult {
             resources: resources.map(|(_, e)| e.resource.clone()).collect(),
             next_cursor: page.next,
+            ttl_ms: server.inner.list_cache.ttl_ms(),
+            cache_scope: server.inner.list_cache.scope(),
             ..Default::default()
         },
         call.version,
@@ -129,6 +131,8 @@ pub(crate) fn list_templates(server: &Server, call: &Call, cursor: Option<&str>)
         ListResourceTemplatesResult {
             resource_templates: templates.map(|(_, e)| e.template.clone()).collect(),
             next_cursor: page.next,
+            ttl_ms: server.inner.list_cache.ttl_ms(),
+            cache_scope: server.inner.list_cache.scope(),
             ..Default::default()
         },
         call.version,
@@ -177,6 +181,8 @@ pub(crate) async fn read(server: &Server, call: &Call, uri: String, cx: Context)
     reply(
         ReadResourceResult {
             contents,
+            ttl_ms: server.inner.read_cache.ttl_ms(),
+            cache_scope: server.inner.read_cache.scope(),
             ..Default::default()
         },
         call.version,

@@ -273,6 +273,8 @@ impl Session {
         let inner = &self.server.inner;
         reply(
             DiscoverResult {
+                ttl_ms: inner.list_cache.ttl_ms(),
+                cache_scope: inner.list_cache.scope(),
                 supported_versions: inner
                     .versions
                     .wire_strings()
