@@ -9,11 +9,14 @@
 //!
 //! - it **omits** optional members the revision lacks (`title` before 2025-06-18, `icons`
 //!   before 2025-11-25, `execution` outside 2025-11-25, `resultType` / `ttlMs` /
-//!   `cacheScope` before 2026-07-28, stateless `_meta` keys in the session era...);
+//!   `cacheScope` before 2026-07-28, stateless `_meta` keys in the session era, `_meta` on
+//!   2026-07-28 input requests and responses, a non-object `outputSchema` /
+//!   `structuredContent` before 2026-07-28...);
 //! - it **fills** members the revision requires and the superset leaves optional
 //!   (`resultType: "complete"`, `ttlMs: 0`, `cacheScope: "private"` in 2026-07-28);
-//! - it **converts** losslessly where the revision has an equivalent (a titled single-select
-//!   enum becomes `enum` + `enumNames` for 2025-06-18);
+//! - it **converts** where the revision has an equivalent (a titled single-select enum
+//!   becomes `enum` + `enumNames` for 2025-06-18, losslessly; more completion values than
+//!   any revision carries, 100, become the first 100 with `hasMore` and the real `total`);
 //! - it **rejects** with [`NotInRevision`] what the revision cannot express at all (audio
 //!   content in 2024-11-05, resource links before 2025-06-18, sampling with tools before
 //!   2025-11-25, tasks outside 2025-11-25, a method the revision does not have...). Silently
@@ -301,6 +304,15 @@ impl Conform for Tool {
     fn conform(&mut self, v: ProtocolVersion) -> Result<(), NotInRevision> {
         keep_if!(v.has(Feature::ToolAnnotations), self.annotations);
         keep_if!(v.has(Feature::StructuredOutput), self.output_schema);
+        // Before 2026-07-28 `outputSchema` must be an object schema (`type: "object"`); a
+        // tool with any other output is listed without one there, and its results without
+        // `structuredContent` (see `CallToolResult`).
+        if v < V2026_07_28
+            && let Some(schema) = &self.output_schema
+            && schema.get("type").and_then(serde_json::Value::as_str) != Some("object")
+        {
+            self.output_schema = None;
+        }
         keep_if!(v.has(Feature::Titles), self.title, self.meta);
         keep_if!(v.has(Feature::Icons), self.icons);
         keep_if!(v.has(Feature::Tasks), self.execution);
@@ -324,13 +336,18 @@ impl Conform for CallToolRequestParams {
 impl Conform for CallToolResult {
     fn conform(&mut self, v: ProtocolVersion) -> Result<(), NotInRevision> {
         result_type(&mut self.result_type, v);
-        if !v.has(Feature::StructuredOutput) {
+        // `structuredContent` duplicates `content` (tools must also return it as text), so
+        // where the revision cannot carry it, it is omitted: before 2025-06-18 always, and
+        // before 2026-07-28 when it is not an object (the tool's `outputSchema` is omitted
+        // there too).
+        let expressible = match &self.structured_content {
+            Some(structured) => {
+                v.has(Feature::StructuredOutput) && (structured.is_object() || v >= V2026_07_28)
+            }
+            None => true,
+        };
+        if !expressible {
             self.structured_content = None;
-        } else if let Some(structured) = &self.structured_content
-            && !structured.is_object()
-            && v < V2026_07_28
-        {
-            return reject("non-object structuredContent", v);
         }
         self.content.conform(v)?;
         self.meta.conform(v)
@@ -440,9 +457,23 @@ impl Conform for CompleteRequestParams {
     }
 }
 
+/// The most completion values a result may carry ("must not exceed 100 items" in every
+/// revision; `maxItems: 100` in the 2026-07-28 schema).
+const MAX_COMPLETION_VALUES: usize = 100;
+
 impl Conform for CompleteResult {
     fn conform(&mut self, v: ProtocolVersion) -> Result<(), NotInRevision> {
         result_type(&mut self.result_type, v);
+        // More values than a result may carry become the first 100, with `hasMore` and the
+        // real `total`: what the spec's `total` / `hasMore` are for.
+        let completion = &mut self.completion;
+        let count = completion.values.len();
+        if count > MAX_COMPLETION_VALUES {
+            completion.values.truncate(MAX_COMPLETION_VALUES);
+            completion.has_more = Some(true);
+            let total = completion.total.get_or_insert(0);
+            *total = (*total).max(count as u64);
+        }
         self.meta.conform(v)
     }
 }
@@ -542,9 +573,23 @@ conform_meta_only!(
     ResourceRequestParams,
     ResourceUpdatedNotificationParams,
     SetLevelRequestParams,
-    LoggingMessageNotificationParams,
-    ListRootsResult
+    LoggingMessageNotificationParams
 );
+
+/// Whether `_meta` may ride on a server-to-client request or its result: in the session era
+/// they are JSON-RPC messages; from 2026-07-28 they are input requests and input responses
+/// inside `input_required` round trips, and the schema gives most of them no `_meta`.
+fn input_meta_kept(v: ProtocolVersion) -> bool {
+    v.has(Feature::ServerToClientRequests)
+}
+
+impl Conform for ListRootsResult {
+    fn conform(&mut self, v: ProtocolVersion) -> Result<(), NotInRevision> {
+        keep_if!(input_meta_kept(v), self.meta);
+        self.roots.conform(v)?;
+        self.meta.conform(v)
+    }
+}
 
 impl Conform for Root {
     fn conform(&mut self, v: ProtocolVersion) -> Result<(), NotInRevision> {
@@ -566,6 +611,7 @@ impl Conform for CreateMessageRequestParams {
             return reject("sampling with tools", v);
         }
         tasks_only(&mut self.task, v);
+        keep_if!(input_meta_kept(v), self.meta);
         self.tools.conform(v)?;
         self.messages.conform(v)?;
         self.meta.conform(v)
@@ -618,38 +664,57 @@ impl Conform for PrimitiveSchemaDefinition {
 
 impl Conform for ElicitRequestParams {
     fn conform(&mut self, v: ProtocolVersion) -> Result<(), NotInRevision> {
+        match self {
+            ElicitRequestParams::Form(form) => form.conform(v),
+            ElicitRequestParams::Url(url) => url.conform(v),
+        }
+    }
+}
+
+impl Conform for ElicitRequestFormParams {
+    fn conform(&mut self, v: ProtocolVersion) -> Result<(), NotInRevision> {
         if !v.has(Feature::Elicitation) {
             return reject("elicitation", v);
         }
-        match self {
-            ElicitRequestParams::Form(form) => {
-                if v.has(Feature::UrlElicitation) {
-                    form.mode.get_or_insert(FormMode);
-                } else {
-                    form.mode = None;
-                    form.requested_schema.schema = None;
-                }
-                tasks_only(&mut form.task, v);
-                for field in form.requested_schema.properties.values_mut() {
-                    field.conform(v)?;
-                }
-                form.meta.conform(v)
-            }
-            ElicitRequestParams::Url(_) if !v.has(Feature::UrlElicitation) => {
-                reject("URL-mode elicitation", v)
-            }
-            ElicitRequestParams::Url(url) => {
-                if v.has(Feature::UrlElicitationRequiredError) {
-                    if url.elicitation_id.is_none() {
-                        return reject("URL elicitation without an elicitationId", v);
-                    }
-                } else {
-                    url.elicitation_id = None;
-                }
-                tasks_only(&mut url.task, v);
-                url.meta.conform(v)
-            }
+        if v.has(Feature::UrlElicitation) {
+            self.mode.get_or_insert(FormMode);
+        } else {
+            self.mode = None;
+            self.requested_schema.schema = None;
         }
+        tasks_only(&mut self.task, v);
+        keep_if!(input_meta_kept(v), self.meta);
+        for field in self.requested_schema.properties.values_mut() {
+            field.conform(v)?;
+        }
+        self.meta.conform(v)
+    }
+}
+
+impl Conform for ElicitRequestUrlParams {
+    fn conform(&mut self, v: ProtocolVersion) -> Result<(), NotInRevision> {
+        if !v.has(Feature::UrlElicitation) {
+            return reject("URL-mode elicitation", v);
+        }
+        if v.has(Feature::UrlElicitationRequiredError) {
+            if self.elicitation_id.is_none() {
+                return reject("URL elicitation without an elicitationId", v);
+            }
+        } else {
+            self.elicitation_id = None;
+        }
+        tasks_only(&mut self.task, v);
+        keep_if!(input_meta_kept(v), self.meta);
+        self.meta.conform(v)
+    }
+}
+
+impl Conform for UrlElicitationRequiredData {
+    fn conform(&mut self, v: ProtocolVersion) -> Result<(), NotInRevision> {
+        if !v.has(Feature::UrlElicitationRequiredError) {
+            return reject("the URL-elicitation-required error", v);
+        }
+        self.elicitations.conform(v)
     }
 }
 
@@ -664,6 +729,7 @@ impl Conform for ElicitResult {
         {
             return reject("multi-select elicitation answers", v);
         }
+        keep_if!(input_meta_kept(v), self.meta);
         self.meta.conform(v)
     }
 }
@@ -701,6 +767,16 @@ impl Conform for InputRequiredResult {
         }
         self.result_type = Some(ResultType::InputRequired);
         self.input_requests.conform(v)?;
+        self.meta.conform(v)
+    }
+}
+
+impl Conform for InputResponseRequestParams {
+    fn conform(&mut self, v: ProtocolVersion) -> Result<(), NotInRevision> {
+        if !v.has(Feature::InputRequired) {
+            return reject("input responses", v);
+        }
+        self.input_responses.conform(v)?;
         self.meta.conform(v)
     }
 }
@@ -900,6 +976,88 @@ mod tests {
         let mut r = CallToolResult::success(vec![ContentBlock::Audio(AudioContent::default())]);
         assert!(r.conform(V2024_11_05).is_err());
         assert!(r.conform(V2025_03_26).is_ok());
+    }
+
+    #[test]
+    fn non_object_structured_output_is_omitted_before_2026() {
+        let schema = |kind: &str| {
+            let mut schema = JsonObject::new();
+            schema.insert("type".into(), kind.into());
+            schema
+        };
+        let mut tool = Tool {
+            output_schema: Some(schema("array")),
+            ..Tool::new("t", schema("object"))
+        };
+        let mut result = CallToolResult {
+            structured_content: Some(serde_json::json!([1, 2])),
+            ..CallToolResult::success(vec![ContentBlock::text("[1, 2]")])
+        };
+        for v in [V2025_06_18, V2025_11_25] {
+            let (mut t, mut r) = (tool.clone(), result.clone());
+            t.conform(v).expect("conforms");
+            r.conform(v).expect("conforms");
+            assert_eq!((t.output_schema, r.structured_content), (None, None), "{v}");
+        }
+        tool.conform(V2026_07_28).expect("conforms");
+        result.conform(V2026_07_28).expect("conforms");
+        assert!(tool.output_schema.is_some() && result.structured_content.is_some());
+        let mut object_output = Tool {
+            output_schema: Some(schema("object")),
+            ..Tool::new("t", schema("object"))
+        };
+        object_output.conform(V2025_06_18).expect("conforms");
+        assert!(object_output.output_schema.is_some());
+    }
+
+    #[test]
+    fn completion_values_are_capped_at_100() {
+        let mut r = CompleteResult {
+            completion: Completion {
+                values: (0..150).map(|i| i.to_string()).collect(),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        r.conform(V2024_11_05).expect("conforms");
+        assert_eq!(r.completion.values.len(), 100);
+        assert_eq!(
+            (r.completion.total, r.completion.has_more),
+            (Some(150), Some(true))
+        );
+    }
+
+    #[test]
+    fn input_requests_and_responses_have_no_meta_when_stateless() {
+        let mut roots = ListRootsResult {
+            roots: vec![Root {
+                uri: "file:///a".into(),
+                name: None,
+                meta: Some(JsonObject::new()),
+            }],
+            meta: Some(ResultMeta::default()),
+        };
+        let mut old = roots.clone();
+        old.conform(V2024_11_05).expect("conforms");
+        assert_eq!(
+            (old.meta.is_some(), old.roots[0].meta.is_some()),
+            (true, false)
+        );
+        roots.conform(V2026_07_28).expect("conforms");
+        assert_eq!(
+            (roots.meta.is_some(), roots.roots[0].meta.is_some()),
+            (false, true)
+        );
+        let mut elicit = ElicitResult {
+            action: ElicitAction::Cancel,
+            content: None,
+            meta: Some(ResultMeta::default()),
+        };
+        elicit.conform(V2026_07_28).expect("conforms");
+        assert!(elicit.meta.is_none());
+        let mut params = InputResponseRequestParams::default();
+        assert!(params.conform(V2025_11_25).is_err());
+        assert!(params.conform(V2026_07_28).is_ok());
     }
 
     #[test]

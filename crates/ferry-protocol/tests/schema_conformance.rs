@@ -46,3 +46,47 @@ fn every_definition_of_every_revision_validates() {
         uncovered.join("\n")
     );
 }
+
+/// Strict `allOf` composites are closed over the union of their members: a member of
+/// either part validates, anything else does not.
+#[test]
+fn strict_composites_stay_closed() {
+    use ferry_protocol::ProtocolVersion;
+    use serde_json::json;
+    let schema = schema::RevisionSchema::load("2025-11-25", ProtocolVersion::V2025_11_25);
+    let task = json!({
+        "taskId": "t-1", "status": "working", "createdAt": "2025-11-25T10:30:00Z",
+        "lastUpdatedAt": "2025-11-25T10:30:00Z", "ttl": null, "_meta": {"k": "v"}
+    });
+    for def in [
+        "GetTaskResult",
+        "CancelTaskResult",
+        "TaskStatusNotificationParams",
+    ] {
+        assert_eq!(schema.check(def, &task), Vec::<String>::new(), "{def}");
+        let mut extra = task.clone();
+        extra["unknown"] = json!(1);
+        assert!(
+            !schema.check(def, &extra).is_empty(),
+            "{def} accepted an unknown member"
+        );
+    }
+    let error = |extra: serde_json::Value| {
+        let mut error = json!({"code": -32042, "message": "m", "data": {"elicitations": []}});
+        error
+            .as_object_mut()
+            .expect("object")
+            .extend(extra.as_object().cloned().unwrap_or_default());
+        json!({"jsonrpc": "2.0", "id": 1, "error": error})
+    };
+    assert!(
+        schema
+            .check("URLElicitationRequiredError", &error(json!({})))
+            .is_empty()
+    );
+    assert!(
+        !schema
+            .check("URLElicitationRequiredError", &error(json!({"x": 1})))
+            .is_empty()
+    );
+}

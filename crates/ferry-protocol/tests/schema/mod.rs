@@ -1,6 +1,7 @@
 //! Harness for the schema-conformance test: loads every revision's `schema.json`, builds a
 //! validator per definition (plain, and strict: `additionalProperties: false` on every
-//! closed object), and checks samples against them.
+//! closed object, and an `allOf` composite closed over the union of its members'
+//! properties), and checks samples against them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -48,7 +49,23 @@ pub struct RevisionSchema {
     strict: BTreeMap<String, jsonschema::Validator>,
 }
 
-fn strictify(value: &mut Value, in_all_of: bool) {
+/// Suffix of the open form of a definition in the strict schema: strict inside, but its
+/// top level not closed, for use as a member of an `allOf` composite.
+const OPEN_SUFFIX: &str = ".open";
+
+/// `true` or `{}`: a schema any value satisfies.
+fn is_catch_all(schema: &Value) -> bool {
+    match schema {
+        Value::Bool(b) => *b,
+        Value::Object(o) => o.is_empty(),
+        _ => false,
+    }
+}
+
+/// Close every closed object of `value` (see the module docs). `open_refs`: the prefix of
+/// definition references (`#/$defs/`) when the schema has open forms of its definitions
+/// (JSON Schema 2020-12, whose `unevaluatedProperties` sees through `allOf` and `$ref`).
+fn strictify(value: &mut Value, in_all_of: bool, open_refs: Option<&str>) {
     match value {
         Value::Object(map) => {
             let closed = map.contains_key("properties")
@@ -57,22 +74,43 @@ fn strictify(value: &mut Value, in_all_of: bool) {
             if closed {
                 map.insert("additionalProperties".into(), Value::Bool(false));
             }
+            // An `allOf` composite (`GetTaskResult` = `Result` & `Task`) is closed over the
+            // union of its members: the member definitions are referenced in their open
+            // form (closing each alone would reject the others' members), and the composite
+            // rejects whatever no member evaluates. Inline members are left open below.
+            if let (Some(prefix), Some(Value::Array(members))) = (open_refs, map.get_mut("allOf")) {
+                for member in members.iter_mut() {
+                    if let Some(Value::String(target)) = member.get_mut("$ref")
+                        && target.starts_with(prefix)
+                    {
+                        target.push_str(OPEN_SUFFIX);
+                    }
+                }
+                if !in_all_of
+                    && !map.contains_key("additionalProperties")
+                    && !map.contains_key("unevaluatedProperties")
+                {
+                    map.insert("unevaluatedProperties".into(), Value::Bool(false));
+                }
+            }
             for (key, child) in map.iter_mut() {
                 // `properties` maps names to schemas; `_meta` objects are open by design.
                 if key == "properties" {
                     if let Value::Object(props) = child {
                         for (name, schema) in props.iter_mut() {
                             if name != "_meta" {
-                                strictify(schema, false);
+                                strictify(schema, false, open_refs);
                             }
                         }
                     }
                 } else {
-                    strictify(child, key == "allOf");
+                    strictify(child, key == "allOf", open_refs);
                 }
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(|v| strictify(v, in_all_of)),
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|v| strictify(v, in_all_of, open_refs)),
         _ => {}
     }
 }
@@ -90,12 +128,31 @@ impl RevisionSchema {
         let defs: BTreeMap<String, Value> =
             serde_json::from_value(schema[defs_key].clone()).expect("definitions");
         let mut strict_defs = schema[defs_key].clone();
+        let prefix = format!("#/{defs_key}/");
+        let open_refs = (draft == jsonschema::Draft::Draft202012).then_some(prefix.as_str());
         if let Value::Object(map) = &mut strict_defs {
+            let mut open_forms = Vec::new();
             for (name, def) in map.iter_mut() {
-                if !name.ends_with("MetaObject") && name != "JSONObject" {
-                    strictify(def, false);
+                let open_meta = name.ends_with("MetaObject") || name == "JSONObject";
+                if open_refs.is_some() {
+                    let mut open = def.clone();
+                    if !open_meta {
+                        strictify(&mut open, true, open_refs);
+                    }
+                    // A catch-all (`Result`'s `[key: string]: unknown`) is there for the
+                    // extending types' members; in a composite those are the other members.
+                    if let Value::Object(m) = &mut open
+                        && m.get("additionalProperties").is_some_and(is_catch_all)
+                    {
+                        m.remove("additionalProperties");
+                    }
+                    open_forms.push((format!("{name}{OPEN_SUFFIX}"), open));
+                }
+                if !open_meta {
+                    strictify(def, false, open_refs);
                 }
             }
+            map.extend(open_forms);
         }
         let build = |all: &Value, name: &str| {
             let doc = json!({

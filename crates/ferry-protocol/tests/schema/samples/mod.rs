@@ -7,6 +7,7 @@ mod content;
 mod features;
 mod interaction;
 mod protocol;
+mod support;
 
 /// Every sample.
 pub fn all() -> Vec<Sample> {

@@ -14,75 +14,11 @@ use ferry_protocol::{Feature, RequestId};
 use serde::{Serialize, Serializer};
 use serde_json::{Value, json};
 
+use super::support::{
+    NOTIFICATION_MESSAGE, RESULT_MESSAGE, Via, client_notification, client_request, error_reply,
+    icon, object, server_notification, server_request, trace_context,
+};
 use crate::schema::Sample;
-
-/// Definitions every request message satisfies.
-const REQUEST_MESSAGE: &[&str] = &["JSONRPCRequest", "JSONRPCMessage", "Request"];
-/// Definitions every notification message satisfies.
-const NOTIFICATION_MESSAGE: &[&str] = &["JSONRPCNotification", "JSONRPCMessage", "Notification"];
-/// Definitions every result response satisfies.
-const RESULT_MESSAGE: &[&str] = &["JSONRPCResponse", "JSONRPCResultResponse", "JSONRPCMessage"];
-
-/// A typed message of one of the library's method enums, sent as its params. Conforming
-/// goes through the enum, which refuses a method the revision does not have.
-#[derive(Clone)]
-struct Via<M>(M);
-
-/// The params of a typed message.
-trait Params {
-    fn params(&self) -> Value;
-}
-
-macro_rules! params_of {
-    ($($ty:ty),*) => {$(
-        impl Params for $ty {
-            fn params(&self) -> Value {
-                self.params_value()
-            }
-        }
-    )*};
-}
-params_of!(
-    ClientRequest,
-    ServerRequest,
-    ClientNotification,
-    ServerNotification
-);
-
-impl<M: Conform> Conform for Via<M> {
-    fn conform(&mut self, v: ProtocolVersion) -> Result<(), NotInRevision> {
-        self.0.conform(v)
-    }
-}
-
-impl<M: Params> Serialize for Via<M> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.params().serialize(serializer)
-    }
-}
-
-/// A whole error response: expressible where its code may be emitted.
-#[derive(Clone)]
-struct ErrorReply(ErrorResponse);
-
-impl Conform for ErrorReply {
-    fn conform(&mut self, v: ProtocolVersion) -> Result<(), NotInRevision> {
-        if error_codes::allowed_in(self.0.error.code, v) {
-            Ok(())
-        } else {
-            Err(NotInRevision {
-                what: format!("error code {}", self.0.error.code).into(),
-                version: v,
-            })
-        }
-    }
-}
-
-impl Serialize for ErrorReply {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(serializer)
-    }
-}
 
 /// A JSON-RPC batch (an array of messages): 2025-03-26 only.
 #[derive(Clone)]
@@ -104,59 +40,6 @@ impl Conform for Batch {
 impl Serialize for Batch {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.0.serialize(serializer)
-    }
-}
-
-fn client_request(
-    name: &str,
-    defs: &[&'static str],
-    message_defs: &[&'static str],
-    request: ClientRequest,
-) -> Sample {
-    let all = [message_defs, REQUEST_MESSAGE, &["ClientRequest"]].concat();
-    Sample::request(request.method(), name, defs, &all, Via(request))
-}
-
-fn server_request(
-    name: &str,
-    defs: &[&'static str],
-    message_defs: &[&'static str],
-    request: ServerRequest,
-) -> Sample {
-    let all = [message_defs, REQUEST_MESSAGE, &["ServerRequest"]].concat();
-    Sample::request(request.method(), name, defs, &all, Via(request))
-}
-
-fn client_notification(
-    name: &str,
-    defs: &[&'static str],
-    message_defs: &[&'static str],
-    notification: ClientNotification,
-) -> Sample {
-    let all = [message_defs, NOTIFICATION_MESSAGE, &["ClientNotification"]].concat();
-    Sample::notification(notification.method(), name, defs, &all, Via(notification))
-}
-
-fn server_notification(
-    name: &str,
-    defs: &[&'static str],
-    message_defs: &[&'static str],
-    notification: ServerNotification,
-) -> Sample {
-    let all = [message_defs, NOTIFICATION_MESSAGE, &["ServerNotification"]].concat();
-    Sample::notification(notification.method(), name, defs, &all, Via(notification))
-}
-
-fn object(value: Value) -> JsonObject {
-    value.as_object().cloned().unwrap_or_default()
-}
-
-fn icon() -> Icon {
-    Icon {
-        src: "https://example.com/icon.png".into(),
-        mime_type: Some("image/png".into()),
-        sizes: Some(vec!["48x48".into()]),
-        theme: Some(IconTheme::Light),
     }
 }
 
@@ -241,10 +124,6 @@ fn server_capabilities_full() -> ServerCapabilities {
     }
 }
 
-fn trace_context() -> JsonObject {
-    object(json!({"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}))
-}
-
 /// Every `_meta` key of a request (the stateless ones survive only in 2026-07-28).
 fn request_meta_full() -> RequestMeta {
     RequestMeta {
@@ -272,10 +151,6 @@ fn notification_meta_full() -> NotificationMeta {
         other: trace_context(),
         ..Default::default()
     }
-}
-
-fn error_reply(id: impl Into<RequestId>, error: ErrorObject) -> ErrorReply {
-    ErrorReply(ErrorResponse::new(Some(id.into()), error))
 }
 
 fn to_value(value: impl Serialize) -> Value {
