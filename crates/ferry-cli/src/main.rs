@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use ferry::engine::{Transport, TransportEvent};
+use tracing_subscriber::layer::{Layer as _, SubscriberExt as _};
+use tracing_subscriber::util::SubscriberInitExt as _;
 
 mod reference;
 
@@ -24,18 +26,27 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the reference server on stdio (newline-delimited JSON-RPC; logs on stderr).
-    Serve,
+    Serve {
+        /// Serve the fixture of the MCP conformance suite's server scenarios instead.
+        #[arg(long)]
+        conformance: bool,
+    },
     /// Play a scripted session against the reference server and print every message.
     Demo,
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
+    // Logs go to stderr (stdout carries only protocol messages), filtered by FERRY_LOG;
+    // events inside handlers also reach their client, at the level the client chose.
+    let stderr = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
-        .with_env_filter(
+        .with_filter(
             tracing_subscriber::EnvFilter::try_from_env("FERRY_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
+        );
+    tracing_subscriber::registry()
+        .with(stderr)
+        .with(ferry::server::ClientLogLayer::new())
         .init();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -48,13 +59,18 @@ fn main() -> ExitCode {
         }
     };
     match Cli::parse().command {
-        Command::Serve => runtime.block_on(serve()),
+        Command::Serve { conformance } => runtime.block_on(serve(conformance)),
         Command::Demo => runtime.block_on(demo()),
     }
 }
 
-async fn serve() -> ExitCode {
-    match reference::server().serve_stdio().await {
+async fn serve(conformance: bool) -> ExitCode {
+    let server = if conformance {
+        reference::conformance::server()
+    } else {
+        reference::server()
+    };
+    match server.serve_stdio().await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("ferry serve: {e}");

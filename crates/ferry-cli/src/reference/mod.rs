@@ -1,7 +1,18 @@
-//! The reference server of `ferry serve`: every feature Ferry implements so far.
+//! The reference server of `ferry serve`: every server feature, for clients of both eras.
 //!
-//! Today: the lifecycle of both eras and the tools `echo` and `add`. The Server issue grows
-//! it to every feature (the seed servers' tools, resources, prompts, sampling...).
+//! - here: `echo` and `add` (structured output);
+//! - [`calculate`]: the seed 001 tools `calculate` and `get_timestamp`;
+//! - [`evaluate`]: the seed 000 tool, a persistent sandboxed scripting session per client;
+//! - [`interactive`]: progress and cancellation, logging, sampling, roots, elicitation;
+//! - [`media`]: image, audio, embedded resource, resource link, mixed and structured content;
+//! - [`catalog`]: `server://info` and other resources, a template, prompts, completions.
+
+mod calculate;
+mod catalog;
+pub(crate) mod conformance;
+mod evaluate;
+mod interactive;
+mod media;
 
 use ferry::server::{Json, Server, ToolContext};
 use schemars::JsonSchema;
@@ -29,9 +40,18 @@ struct Sum {
 
 /// The reference server.
 pub(crate) fn server() -> Server {
-    Server::builder("ferry", env!("CARGO_PKG_VERSION"))
+    let builder = Server::builder("ferry", env!("CARGO_PKG_VERSION"));
+    let builder = calculate::register(builder);
+    let builder = evaluate::register(builder);
+    let builder = interactive::register(builder);
+    let builder = media::register(builder);
+    let builder = catalog::register(builder);
+    builder
         .title("Ferry reference server")
-        .instructions("The Ferry reference server: `echo` sends text back, `add` adds two numbers.")
+        .instructions(
+            "The Ferry reference server: every MCP server feature. Read ferry://readme for the list.",
+        )
+        .logging()
         .tool(
             "echo",
             "Send the text back unchanged.",
