@@ -58,15 +58,7 @@ const SUITE: &[(&str, &[&str], Coverage)] = &[
     ("tools-call-with-progress", BOTH, Coverage::Replayed),
     ("tools-call-sampling", BOTH, Coverage::Replayed),
     ("tools-call-elicitation", BOTH, Coverage::Replayed),
-    (
-        "json-schema-2020-12",
-        LATEST,
-        Coverage::FixtureOnly(
-            "`$schema` and `additionalProperties: false` are listed, but the library drops \
-             `$defs` from derived input schemas (and offers no verbatim input schema), so \
-             the check `json-schema-2020-12-$defs` fails",
-        ),
-    ),
+    ("json-schema-2020-12", LATEST, Coverage::Replayed),
     ("elicitation-sep1034-defaults", LATEST, Coverage::Replayed),
     (
         "server-sse-polling",
@@ -685,12 +677,9 @@ fn json_schema_2020_12() {
             schema["additionalProperties"], false,
             "json-schema-2020-12-additionalProperties"
         );
-        // json-schema-2020-12-$defs wants `$defs.address` with `address` a `$ref` to it;
-        // the library inlines subschemas and drops `$defs`, so the address is inline.
-        let address = match schema.get("$defs") {
-            Some(defs) => &defs["address"],
-            None => &schema["properties"]["address"],
-        };
+        // json-schema-2020-12-$defs: `$defs.address`, referenced by `properties.address`.
+        assert_eq!(schema["properties"]["address"]["$ref"], "#/$defs/address");
+        let address = &schema["$defs"]["address"];
         for field in ["street", "city"] {
             assert!(address["properties"][field].is_object(), "{schema}");
         }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use ferry_protocol::VersionSet;
 use ferry_protocol::types::{
-    CacheScope, Implementation, Prompt, PromptsCapability, Resource, ResourceTemplate,
+    CacheScope, Implementation, JsonObject, Prompt, PromptsCapability, Resource, ResourceTemplate,
     ResourcesCapability, ServerCapabilities, Tool, ToolsCapability,
 };
 use indexmap::IndexMap;
@@ -26,7 +26,7 @@ use super::resources::{
 };
 use super::session;
 use super::stats::{Counters, ServerStats};
-use super::tools::{IntoToolResult, ToolEntry, typed_tool};
+use super::tools::{IntoToolResult, ToolEntry, raw_tool, typed_tool};
 use super::uri_template::UriTemplate;
 use crate::engine::{EngineConfig, EngineHandle, Transport};
 
@@ -376,6 +376,24 @@ impl ServerBuilder {
     {
         let name = tool.name.clone();
         let entry = typed_tool(tool, f);
+        self.inner
+            .tools
+            .edit(|m| insert_new(m, "tool", name, entry));
+        self
+    }
+
+    /// Add a tool whose input schema is given verbatim (`tool.input_schema`: `$defs`,
+    /// `$ref`, any JSON Schema 2020-12), with a handler of the raw `arguments` object. For
+    /// tools defined at runtime (proxies, bridges, schemas loaded from files). The
+    /// arguments are not checked against the schema: the handler validates what it needs.
+    pub fn raw_tool<F, Fut, R>(self, tool: Tool, f: F) -> Self
+    where
+        F: Fn(JsonObject, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoToolResult + 'static,
+    {
+        let name = tool.name.clone();
+        let entry = raw_tool(tool, f);
         self.inner
             .tools
             .edit(|m| insert_new(m, "tool", name, entry));

@@ -158,6 +158,25 @@ where
     ToolEntry { tool, run }
 }
 
+/// Build a tool entry from a function of the raw `arguments` object, keeping the tool's
+/// input schema exactly as given.
+pub(crate) fn raw_tool<F, Fut, R>(tool: Tool, f: F) -> ToolEntry
+where
+    F: Fn(JsonObject, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+    R: IntoToolResult + 'static,
+{
+    let f = Arc::new(f);
+    let run: ToolFn = Arc::new(move |arguments, cx| {
+        let f = Arc::clone(&f);
+        Box::pin(async move {
+            let result = f(arguments.unwrap_or_default(), cx).await;
+            ToolOutcome::Result(Box::new(result.into_tool_result()))
+        })
+    });
+    ToolEntry { tool, run }
+}
+
 fn describe(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
     let path = e.path().to_string();
     if path == "." {

@@ -6,12 +6,13 @@ use std::time::Duration;
 use ferry::protocol::types::{
     AudioContent, CallToolResult, ContentBlock, CreateMessageRequestParams, ElicitAction,
     ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ElicitationSchema,
-    EmbeddedResource, ImageContent, LoggingLevel, ResourceContents, Role, SamplingContent,
-    SamplingContents, SamplingMessage, TextContent,
+    EmbeddedResource, ImageContent, JsonObject, LoggingLevel, ResourceContents, Role,
+    SamplingContent, SamplingContents, SamplingMessage, TextContent, Tool,
 };
 use ferry::server::{ServerBuilder, ToolContext};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
+use serde_json::{Value, json};
 
 use super::{PNG_BASE64, WAV_BASE64, forms};
 
@@ -46,28 +47,31 @@ struct ElicitationArgs {
     message: String,
 }
 
-/// The arguments of `json_schema_2020_12_tool`: no other properties allowed
-/// (`additionalProperties: false`).
-#[derive(Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct JsonSchemaArgs {
-    /// A name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    name: Option<String>,
-    /// An address.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    address: Option<Address>,
-}
-
-/// The `address` of `json_schema_2020_12_tool` (the suite's `$defs/address`).
-#[derive(Deserialize, Serialize, JsonSchema)]
-struct Address {
-    /// The street.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    street: Option<String>,
-    /// The city.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    city: Option<String>,
+/// The input schema of `json_schema_2020_12_tool`, verbatim from the suite (SEP-1613):
+/// `$schema`, `$defs` with a `$ref`, and `additionalProperties: false` must survive listing.
+fn json_schema_2020_12() -> JsonObject {
+    let schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {
+                "type": "object",
+                "properties": {
+                    "street": { "type": "string" },
+                    "city": { "type": "string" }
+                }
+            }
+        },
+        "properties": {
+            "name": { "type": "string" },
+            "address": { "$ref": "#/$defs/address" }
+        },
+        "additionalProperties": false
+    });
+    match schema {
+        Value::Object(map) => map,
+        _ => JsonObject::new(),
+    }
 }
 
 /// Register every tool the scenarios call.
@@ -166,12 +170,16 @@ pub(super) fn register(builder: ServerBuilder) -> ServerBuilder {
                 Ok::<_, String>(format!("Elicitation completed: {}", describe(&answer)))
             },
         )
-        .tool(
-            "json_schema_2020_12_tool",
-            "Tool with JSON Schema 2020-12 features",
-            |args: JsonSchemaArgs, _cx: ToolContext| async move {
-                let args = serde_json::to_string(&args).unwrap_or_default();
-                format!("JSON Schema 2020-12 tool called with: {args}")
+        .raw_tool(
+            Tool {
+                description: Some("Tool with JSON Schema 2020-12 features".into()),
+                ..Tool::new("json_schema_2020_12_tool", json_schema_2020_12())
+            },
+            |args: JsonObject, _cx: ToolContext| async move {
+                format!(
+                    "JSON Schema 2020-12 tool called with: {}",
+                    Value::Object(args)
+                )
             },
         )
         .tool(
