@@ -26,6 +26,7 @@ use super::resources::{
 };
 use super::session;
 use super::stats::{Counters, ServerStats};
+use super::tasks;
 use super::tools::{IntoToolResult, ToolEntry, raw_tool, typed_tool};
 use super::uri_template::UriTemplate;
 use crate::engine::{EngineConfig, EngineHandle, Transport};
@@ -266,6 +267,11 @@ impl Server {
                 }),
             completions: (!inner.completers.is_empty()).then(Default::default),
             logging: inner.logging.then(Default::default),
+            tasks: {
+                let tools = inner.tools.snapshot();
+                let tools: Vec<_> = tools.entries.values().map(|e| &e.tool).collect();
+                tasks::capability(&tools)
+            },
             ..Default::default()
         }
     }

@@ -49,6 +49,9 @@ has_result_meta!(
     GetPromptResult,
     CompleteResult,
     InputRequiredResult,
+    CreateTaskResult,
+    TaskResult,
+    ListTasksResult,
 );
 
 /// Shape `value` for the call's revision and serialize it once. In the stateless era the

@@ -18,6 +18,7 @@ use super::input::Rounds;
 use super::mrtr;
 use super::registry::Change;
 use super::reply::{Call, reply};
+use super::tasks::{self, Tasks};
 use super::{completion, listen, prompts, resources, tools};
 use crate::engine::{
     Engine, EngineHandle, Handler, HandlerResult, Peer, RequestContext, Transport,
@@ -41,6 +42,8 @@ struct SessionState {
 
 pub(crate) struct Session {
     server: Server,
+    /// Tasks this connection created (2025-11-25).
+    tasks: Tasks,
     key: Arc<str>,
     state: Mutex<SessionState>,
 }
@@ -55,6 +58,7 @@ pub(crate) fn serve(server: Server, transport: Transport) -> EngineHandle {
     let session = Arc::new(Session {
         server,
         key: format!("connection-{number}").into(),
+        tasks: Tasks::default(),
         state: Mutex::default(),
     });
     let engine = Engine::start(transport, Arc::clone(&session), config);
@@ -65,6 +69,7 @@ pub(crate) fn serve(server: Server, transport: Transport) -> EngineHandle {
     let task = tokio::spawn(async move {
         let outcome = engine_task.await;
         session.server.inner.counters.disconnected();
+        session.tasks.close();
         forwarder.abort();
         if let Err(e) = outcome {
             tracing::error!("the connection's engine failed: {e}");
@@ -194,6 +199,10 @@ impl Session {
                 capabilities.prompts.is_some()
             }
             ClientRequest::Complete(_) => capabilities.completions.is_some(),
+            ClientRequest::GetTask(_)
+            | ClientRequest::GetTaskPayload(_)
+            | ClientRequest::ListTasks(_)
+            | ClientRequest::CancelTask(_) => capabilities.tasks.is_some(),
             ClientRequest::SetLevel(_) => capabilities.logging.is_some(),
             ClientRequest::Initialize(_)
             | ClientRequest::Ping(_)
@@ -427,6 +436,10 @@ impl Handler for Session {
                     params.input_responses.take(),
                 )?;
                 let cx = self.context(&call, cx, "tools/call", rounds);
+                if let Some(task) = params.task.take().filter(|_| tasks::offered(server, &call)) {
+                    return tasks::start(server, &call, &self.tasks, params, task, cx);
+                }
+                tasks::refuse_if_required(server, &call, &params)?;
                 tools::call(server, &call, params, cx).await
             }
             ClientRequest::ListResources(p) => resources::list(server, &call, p.cursor.as_deref()),
@@ -466,6 +479,12 @@ impl Handler for Session {
                 let cx = self.context(&call, cx, "completion/complete", None);
                 completion::complete(server, &call, params, cx).await
             }
+            ClientRequest::GetTask(p) => tasks::get(server, &call, &self.tasks, &p.task_id),
+            ClientRequest::GetTaskPayload(p) => tasks::result(&self.tasks, &p.task_id).await,
+            ClientRequest::ListTasks(p) => {
+                tasks::list(server, &call, &self.tasks, p.cursor.as_deref())
+            }
+            ClientRequest::CancelTask(p) => tasks::cancel(server, &call, &self.tasks, &p.task_id),
             ClientRequest::SubscriptionsListen(params) => {
                 listen::listen(server, &call, params, cx).await
             }

@@ -1,0 +1,406 @@
+//! Tasks (2025-11-25): a `tools/call` with `params.task` is answered at once with the task
+//! it created; the tool runs in the background; the client polls `tasks/get`, waits on
+//! `tasks/result`, lists with `tasks/list` and stops with `tasks/cancel`.
+//!
+//! A tool opts in with `execution.taskSupport` (`optional` or `required`) in its
+//! description; the server declares the `tasks` capability exactly when one does. Tasks
+//! belong to the connection that created them (the requestor), so one client never sees
+//! another's. Limits, per connection: [`MAX_ACTIVE_TASKS`] running at once,
+//! [`MAX_STORED_TASKS`] kept (the oldest finished ones are forgotten first), a retention of
+//! at most [`MAX_TASK_TTL`] ([`DEFAULT_TASK_TTL`] when the client asks none); a task
+//! still running when its retention ends is cancelled, and every task is cancelled when
+//! its connection closes.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use chacha20poly1305::aead::OsRng;
+use chacha20poly1305::aead::rand_core::RngCore;
+use ferry_protocol::jsonrpc::{ErrorObject, RawJson};
+use ferry_protocol::types::{
+    CallToolRequestParams, CreateTaskResult, ListTasksResult, RelatedTaskMetadata,
+    ServerTaskRequests, ServerTasksCapability, Task, TaskMetadata, TaskResult, TaskStatus,
+    TaskStatusNotificationParams, TaskSupport, ToolsTaskRequests, keys,
+};
+use indexmap::IndexMap;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::builder::Server;
+use super::context::Context;
+use super::pagination::page;
+use super::reply::{Call, reply};
+use super::tools;
+use crate::engine::HandlerResult;
+
+/// Tasks one connection may have running at once.
+pub const MAX_ACTIVE_TASKS: usize = 64;
+/// Tasks (running or finished) one connection keeps.
+pub const MAX_STORED_TASKS: usize = 1024;
+/// The longest retention a client may ask for.
+pub const MAX_TASK_TTL: Duration = Duration::from_secs(3600);
+/// The retention of a task whose request names none.
+pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(300);
+/// The polling interval suggested to clients.
+const POLL_INTERVAL_MS: u64 = 500;
+
+/// One task: its state, its outcome once finished, and how to stop it.
+struct Entry {
+    state: Mutex<State>,
+    expires: Instant,
+    cancel: CancellationToken,
+    finished: watch::Sender<bool>,
+}
+
+struct State {
+    task: Task,
+    outcome: Option<HandlerResult>,
+}
+
+impl Entry {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn snapshot(&self) -> Task {
+        self.lock().task.clone()
+    }
+
+    fn is_terminal(&self) -> bool {
+        terminal(self.lock().task.status)
+    }
+}
+
+fn terminal(status: TaskStatus) -> bool {
+    matches!(
+        status,
+        TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
+    )
+}
+
+/// The tasks of one connection.
+pub(crate) struct TaskStore {
+    entries: Mutex<IndexMap<String, Arc<Entry>>>,
+    /// Cancelled when the connection ends: stops every task.
+    closed: CancellationToken,
+}
+
+impl Default for TaskStore {
+    fn default() -> Self {
+        TaskStore {
+            entries: Mutex::new(IndexMap::new()),
+            closed: CancellationToken::new(),
+        }
+    }
+}
+
+impl TaskStore {
+    fn lock(&self) -> std::sync::MutexGuard<'_, IndexMap<String, Arc<Entry>>> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Forget expired tasks (cancelling those still running).
+    fn purge(entries: &mut IndexMap<String, Arc<Entry>>) {
+        let now = Instant::now();
+        entries.retain(|_, entry| {
+            let keep = entry.expires > now;
+            if !keep {
+                entry.cancel.cancel();
+            }
+            keep
+        });
+    }
+
+    fn get(&self, id: &str) -> Result<Arc<Entry>, ErrorObject> {
+        let mut entries = self.lock();
+        Self::purge(&mut entries);
+        entries
+            .get(id)
+            .cloned()
+            .ok_or_else(|| ErrorObject::invalid_params(format!("no task {id:?}")))
+    }
+
+    /// Stop every task: the connection is gone.
+    pub(crate) fn close(&self) {
+        self.closed.cancel();
+    }
+}
+
+/// The `tasks` capability a server with `tools` declares: present when a tool can run as
+/// a task.
+pub(crate) fn capability(tools: &[&ferry_protocol::types::Tool]) -> Option<ServerTasksCapability> {
+    let any = tools
+        .iter()
+        .any(|t| matches!(support(t), TaskSupport::Optional | TaskSupport::Required));
+    any.then(|| ServerTasksCapability {
+        list: Some(Default::default()),
+        cancel: Some(Default::default()),
+        requests: Some(ServerTaskRequests {
+            tools: Some(ToolsTaskRequests {
+                call: Some(Default::default()),
+            }),
+        }),
+    })
+}
+
+fn support(tool: &ferry_protocol::types::Tool) -> TaskSupport {
+    tool.execution
+        .as_ref()
+        .and_then(|e| e.task_support)
+        .unwrap_or_default()
+}
+
+/// Whether tasks apply to this call: the revision has them and the server offers them.
+pub(crate) fn offered(server: &Server, call: &Call) -> bool {
+    call.version.has(ferry_protocol::Feature::Tasks) && server.capabilities().tasks.is_some()
+}
+
+/// A plain (not task-augmented) call of a tool that requires a task: `-32601`.
+pub(crate) fn refuse_if_required(
+    server: &Server,
+    call: &Call,
+    params: &CallToolRequestParams,
+) -> Result<(), ErrorObject> {
+    if !offered(server, call) {
+        return Ok(());
+    }
+    let tools = server.inner.tools.snapshot();
+    match tools.entries.get(&params.name).map(|e| support(&e.tool)) {
+        Some(TaskSupport::Required) => Err(ErrorObject::method_not_found(&format!(
+            "tools/call of {:?} without a task (the tool requires one)",
+            params.name
+        ))),
+        _ => Ok(()),
+    }
+}
+
+fn now_rfc3339() -> String {
+    humantime::format_rfc3339_millis(SystemTime::now()).to_string()
+}
+
+fn task_id() -> String {
+    let mut bytes = [0u8; 16];
+    OsRng.fill_bytes(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `tools/call` with a task: create it, run the tool in the background, answer at once.
+pub(crate) fn start(
+    server: &Server,
+    call: &Call,
+    store: &Arc<TaskStore>,
+    params: CallToolRequestParams,
+    task: TaskMetadata,
+    mut cx: Context,
+) -> HandlerResult {
+    let known = server.inner.tools.snapshot();
+    let Some(entry) = known.entries.get(&params.name) else {
+        return Err(ErrorObject::invalid_params(format!(
+            "unknown tool {:?}",
+            params.name
+        )));
+    };
+    if support(&entry.tool) == TaskSupport::Forbidden {
+        return Err(ErrorObject::method_not_found(&format!(
+            "tools/call of {:?} as a task (the tool does not support tasks)",
+            params.name
+        )));
+    }
+    let ttl = task
+        .ttl
+        .map_or(DEFAULT_TASK_TTL, Duration::from_millis)
+        .min(MAX_TASK_TTL);
+    let now = now_rfc3339();
+    let id = task_id();
+    let created = Task {
+        task_id: id.clone(),
+        status: TaskStatus::Working,
+        status_message: None,
+        created_at: now.clone(),
+        last_updated_at: now,
+        ttl: Some(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX)),
+        poll_interval: Some(POLL_INTERVAL_MS),
+    };
+    let cancel = store.closed.child_token();
+    let entry = Arc::new(Entry {
+        state: Mutex::new(State {
+            task: created.clone(),
+            outcome: None,
+        }),
+        expires: Instant::now() + ttl,
+        cancel: cancel.clone(),
+        finished: watch::channel(false).0,
+    });
+    {
+        let mut entries = store.lock();
+        TaskStore::purge(&mut entries);
+        let active = entries.values().filter(|e| !e.is_terminal()).count();
+        if active >= MAX_ACTIVE_TASKS {
+            return Err(ErrorObject::invalid_request(format!(
+                "too many tasks running on this connection (limit {MAX_ACTIVE_TASKS})"
+            )));
+        }
+        while entries.len() >= MAX_STORED_TASKS {
+            let oldest_done = entries.iter().position(|(_, e)| e.is_terminal());
+            match oldest_done {
+                Some(i) => {
+                    entries.shift_remove_index(i);
+                }
+                None => break,
+            }
+        }
+        entries.insert(id.clone(), Arc::clone(&entry));
+    }
+    // The tool runs past this request's response: its own cancellation, no progress.
+    cx.cancel = cancel.clone();
+    cx.progress = None;
+    let server_for_task = server.clone();
+    let call_for_task = Call {
+        version: call.version,
+        meta: call.meta.clone(),
+    };
+    let peer = cx.peer.clone();
+    tokio::spawn(async move {
+        let outcome = tokio::select! {
+            () = cancel.cancelled() => None,
+            outcome = tools::call(&server_for_task, &call_for_task, params, cx) => Some(outcome),
+        };
+        let task = finish(&entry, outcome);
+        let params = TaskStatusNotificationParams { task, meta: None };
+        let _ = peer.notify("notifications/tasks/status", &params).await;
+    });
+    reply(
+        CreateTaskResult {
+            task: created,
+            meta: None,
+        },
+        call.version,
+        &server.inner.info,
+    )
+}
+
+/// Record a task's end (`None`: cancelled) and wake `tasks/result` waiters.
+fn finish(entry: &Entry, outcome: Option<HandlerResult>) -> Task {
+    let mut state = entry.lock();
+    if !terminal(state.task.status) {
+        let (status, message) = match &outcome {
+            None => (
+                TaskStatus::Cancelled,
+                Some("The task was cancelled.".to_owned()),
+            ),
+            Some(Err(error)) => (TaskStatus::Failed, Some(error.message.clone())),
+            Some(Ok(raw)) if is_error_result(raw) => (
+                TaskStatus::Failed,
+                Some("The tool reported an error.".to_owned()),
+            ),
+            Some(Ok(_)) => (TaskStatus::Completed, None),
+        };
+        state.task.status = status;
+        state.task.status_message = message;
+        state.task.last_updated_at = now_rfc3339();
+        state.outcome = outcome;
+    }
+    let task = state.task.clone();
+    drop(state);
+    entry.finished.send_replace(true);
+    task
+}
+
+fn is_error_result(raw: &RawJson) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        #[serde(rename = "isError", default)]
+        is_error: Option<bool>,
+    }
+    serde_json::from_str::<Probe>(raw.get()).is_ok_and(|p| p.is_error == Some(true))
+}
+
+/// `tasks/get`.
+pub(crate) fn get(server: &Server, call: &Call, store: &TaskStore, id: &str) -> HandlerResult {
+    let task = store.get(id)?.snapshot();
+    reply(
+        TaskResult { task, meta: None },
+        call.version,
+        &server.inner.info,
+    )
+}
+
+/// `tasks/cancel`: a finished task cannot be cancelled (`-32602`).
+pub(crate) fn cancel(server: &Server, call: &Call, store: &TaskStore, id: &str) -> HandlerResult {
+    let entry = store.get(id)?;
+    if entry.is_terminal() {
+        return Err(ErrorObject::invalid_params(format!(
+            "task {id:?} has already finished"
+        )));
+    }
+    entry.cancel.cancel();
+    let task = finish(&entry, None);
+    reply(
+        TaskResult { task, meta: None },
+        call.version,
+        &server.inner.info,
+    )
+}
+
+/// `tasks/list`: this connection's tasks, oldest first.
+pub(crate) fn list(
+    server: &Server,
+    call: &Call,
+    store: &TaskStore,
+    cursor: Option<&str>,
+) -> HandlerResult {
+    let tasks: Vec<Task> = {
+        let mut entries = store.lock();
+        TaskStore::purge(&mut entries);
+        entries.values().map(|e| e.snapshot()).collect()
+    };
+    let page = page(tasks.len(), cursor, server.inner.page_size, "tasks", 0)?;
+    reply(
+        ListTasksResult {
+            tasks: tasks[page.range].to_vec(),
+            next_cursor: page.next,
+            meta: None,
+        },
+        call.version,
+        &server.inner.info,
+    )
+}
+
+/// `tasks/result`: wait until the task ends, then answer what its request would have
+/// (the tool's result, or its error), naming the task in `_meta`.
+pub(crate) async fn result(store: &TaskStore, id: &str) -> HandlerResult {
+    let entry = store.get(id)?;
+    let mut finished = entry.finished.subscribe();
+    let _ = finished.wait_for(|done| *done).await;
+    let outcome = entry.lock().outcome.clone();
+    match outcome {
+        None => Err(ErrorObject::invalid_params(format!(
+            "task {id:?} was cancelled: it has no result"
+        ))),
+        Some(Err(error)) => Err(error),
+        Some(Ok(raw)) => with_related_task(&raw, id),
+    }
+}
+
+fn with_related_task(raw: &RawJson, id: &str) -> HandlerResult {
+    let mut value: serde_json::Value =
+        serde_json::from_str(raw.get()).map_err(ErrorObject::internal_error)?;
+    if let serde_json::Value::Object(map) = &mut value {
+        let meta = map
+            .entry("_meta")
+            .or_insert_with(|| serde_json::Value::Object(Default::default()));
+        if let serde_json::Value::Object(meta) = meta {
+            let related = RelatedTaskMetadata {
+                task_id: id.to_owned(),
+            };
+            meta.insert(
+                keys::RELATED_TASK.into(),
+                serde_json::to_value(related).map_err(ErrorObject::internal_error)?,
+            );
+        }
+    }
+    serde_json::value::to_raw_value(&value).map_err(ErrorObject::internal_error)
+}
+
+/// Tasks by connection are kept in the session; nothing is global.
+pub(crate) type Tasks = Arc<TaskStore>;
