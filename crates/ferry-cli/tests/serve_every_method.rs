@@ -36,6 +36,7 @@ fn message_def(method: &str) -> &'static str {
         "notifications/resources/updated" => "ResourceUpdatedNotification",
         "notifications/tools/list_changed" => "ToolListChangedNotification",
         "notifications/subscriptions/acknowledged" => "SubscriptionsAcknowledgedNotification",
+        "notifications/tasks/status" => "TaskStatusNotification",
         "sampling/createMessage" => "CreateMessageRequest",
         "roots/list" => "ListRootsRequest",
         "elicitation/create" => "ElicitRequest",
@@ -193,6 +194,9 @@ fn every_method_in_every_session_revision_validates() {
                 assert_ne!(result["isError"], true, "{version} {params}: {result}");
             }
         }
+        if version == "2025-11-25" {
+            check_tasks(&mut schema, &mut server);
+        }
         let unsub = server.call(json!("unsub"), "resources/unsubscribe", subscribe);
         check_response(&mut schema, "resources/unsubscribe", &unsub);
         let seen = check_backlog(&mut schema, &mut server);
@@ -220,6 +224,28 @@ fn every_method_in_every_session_revision_validates() {
         assert!(ok, "{version}: exits 0 on EOF");
         assert!(rest.is_empty(), "{version}: {rest:#?}");
     }
+}
+
+/// 2025-11-25 tasks: a task-augmented call, polled, listed, and its result.
+fn check_tasks(schema: &mut Schema, server: &mut Server) {
+    let created = server.call(
+        json!("task"),
+        "tools/call",
+        json!({"name": "countdown", "arguments": {"steps": 2, "interval_ms": 1}, "task": {}}),
+    );
+    schema.assert_valid("JSONRPCMessage", &created);
+    schema.assert_valid("CreateTaskResult", &created["result"]);
+    let id = created["result"]["task"]["taskId"].clone();
+    let get = server.call(json!("task-get"), "tasks/get", json!({"taskId": id}));
+    schema.assert_valid("GetTaskResult", &get["result"]);
+    let list = server.call(json!("task-list"), "tasks/list", json!({}));
+    schema.assert_valid("ListTasksResult", &list["result"]);
+    let result = server.call(json!("task-result"), "tasks/result", json!({"taskId": id}));
+    schema.assert_valid("CallToolResult", &result["result"]);
+    schema.assert_valid("GetTaskPayloadResult", &result["result"]);
+    assert_eq!(result["result"]["content"][0]["text"], "counted 2 steps");
+    let late = server.call(json!("task-cancel"), "tasks/cancel", json!({"taskId": id}));
+    assert_eq!(late["error"]["code"], -32602, "finished: cannot cancel");
 }
 
 /// Add the stateless era's `_meta` to `params`.

@@ -8,7 +8,7 @@ use ferry::protocol::types::{
     CallToolResult, ContentBlock, CreateMessageRequestParams, ElicitAction,
     ElicitRequestFormParams, ElicitRequestParams, ElicitRequestUrlParams, ElicitationSchema,
     LoggingLevel, PrimitiveSchemaDefinition, Role, SamplingContent, SamplingContents,
-    SamplingMessage, StringSchema, TextContent,
+    SamplingMessage, StringSchema, TaskSupport, TextContent, Tool, ToolExecution,
 };
 use ferry::server::{Context, ServerBuilder};
 use schemars::JsonSchema;
@@ -62,9 +62,18 @@ struct NoArgs {}
 /// Register the interactive tools.
 pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
     builder
-        .tool(
-            "countdown",
-            "Count down `steps` steps, reporting progress at each; honours cancellation.",
+        .tool_with(
+            Tool {
+                // Clients of 2025-11-25 may run it as a task.
+                execution: Some(ToolExecution {
+                    task_support: Some(TaskSupport::Optional),
+                }),
+                ..Tool::described(
+                    "countdown",
+                    "Count down `steps` steps, reporting progress at each; honours \
+                     cancellation; may run as a task.",
+                )
+            },
             countdown,
         )
         .tool("log", "Log a message at every level.", log)
