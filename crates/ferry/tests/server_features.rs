@@ -476,3 +476,51 @@ async fn caching_hints_and_declared_capabilities() {
         "no hints before 2026-07-28"
     );
 }
+
+#[tokio::test]
+async fn handlers_take_extractors() {
+    use ferry::server::{Cancel, ClientCaps, Meta, Progress, State};
+    struct Greeting(String);
+    async fn greet(a: Text, greeting: State<Greeting>, meta: Meta, caps: ClientCaps) -> String {
+        let token = meta.0.progress_token.is_some();
+        let sampling = caps.0.sampling.is_some();
+        format!(
+            "{} {} (token {token}, sampling {sampling})",
+            greeting.0.0, a.text
+        )
+    }
+    async fn bare(a: Text) -> String {
+        a.text
+    }
+    async fn unconfigured(_: Text, _state: State<u64>, _p: Progress, _c: Cancel) -> String {
+        unreachable!("no u64 state was given")
+    }
+    let server = Server::builder("extract", "1")
+        .state(Greeting("Hello".into()))
+        .tool("greet", "Greet", greet)
+        .tool("bare", "No context", bare)
+        .tool("unconfigured", "Missing state", unconfigured)
+        .build();
+    let client = TestClient::connect(&server, V2026_07_28).await.unwrap();
+    let result = client
+        .request(
+            "tools/call",
+            json!({"name": "greet", "arguments": {"text": "Ada"}, "_meta": {"progressToken": 1}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        result["content"][0]["text"],
+        "Hello Ada (token true, sampling false)"
+    );
+    let result = client
+        .call_tool("bare", json!({"text": "x"}))
+        .await
+        .unwrap();
+    assert_eq!(result["content"][0]["text"], "x");
+    let error = client
+        .call_tool("unconfigured", json!({"text": "x"}))
+        .await
+        .unwrap_err();
+    assert_eq!(code(error), -32603, "a missing state is a server error");
+}

@@ -12,12 +12,11 @@ use ferry_protocol::types::{
     ResourcesCapability, ServerCapabilities, Tool, ToolsCapability,
 };
 use indexmap::IndexMap;
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use tokio::sync::broadcast;
 
 use super::completion::{Completers, CompletionRequest, Target, completer};
 use super::context::Context;
+use super::extract::HandlerFn;
 use super::prompts::{IntoPromptResult, PromptEntry, typed_prompt};
 use super::registry::{Change, Registry, change_feed};
 use super::request_state::{DEFAULT_REQUEST_STATE_TTL, Sealer};
@@ -164,12 +163,10 @@ impl Server {
 
     /// Add a tool while serving (see [`ServerBuilder::tool`]); connected clients get
     /// `notifications/tools/list_changed`. Replaces a tool of the same name.
-    pub fn add_tool<A, F, Fut, R>(&self, name: &str, description: &str, f: F)
+    pub fn add_tool<M, H>(&self, name: &str, description: &str, f: H)
     where
-        A: DeserializeOwned + JsonSchema + Send + 'static,
-        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoToolResult + 'static,
+        H: HandlerFn<M>,
+        H::Output: IntoToolResult,
     {
         let entry = typed_tool(Tool::described(name, description), f);
         self.inner.tools.edit(|m| m.insert(name.to_owned(), entry));
@@ -211,12 +208,10 @@ impl Server {
     }
 
     /// Add a prompt while serving (see [`ServerBuilder::prompt`]).
-    pub fn add_prompt<A, F, Fut, R>(&self, name: &str, description: &str, f: F)
+    pub fn add_prompt<M, H>(&self, name: &str, description: &str, f: H)
     where
-        A: DeserializeOwned + JsonSchema + Send + 'static,
-        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoPromptResult + 'static,
+        H: HandlerFn<M>,
+        H::Output: IntoPromptResult,
     {
         let entry = typed_prompt(described_prompt(name, description), f);
         self.inner
@@ -361,24 +356,20 @@ impl ServerBuilder {
     /// The input schema comes from `A` (inlined, no `$ref`); arguments are checked against
     /// `A` before the function runs. A name registered twice panics: it is a programming
     /// error.
-    pub fn tool<A, F, Fut, R>(self, name: &str, description: &str, f: F) -> Self
+    pub fn tool<M, H>(self, name: &str, description: &str, f: H) -> Self
     where
-        A: DeserializeOwned + JsonSchema + Send + 'static,
-        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoToolResult + 'static,
+        H: HandlerFn<M>,
+        H::Output: IntoToolResult,
     {
         self.tool_with(Tool::described(name, description), f)
     }
 
     /// Add a tool with a full description (title, annotations, icons...). The input schema
     /// is replaced by the one derived from `A`.
-    pub fn tool_with<A, F, Fut, R>(self, tool: Tool, f: F) -> Self
+    pub fn tool_with<M, H>(self, tool: Tool, f: H) -> Self
     where
-        A: DeserializeOwned + JsonSchema + Send + 'static,
-        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoToolResult + 'static,
+        H: HandlerFn<M>,
+        H::Output: IntoToolResult,
     {
         let name = tool.name.clone();
         let entry = typed_tool(tool, f);
@@ -446,24 +437,20 @@ impl ServerBuilder {
     /// Add a prompt: an async function of its typed arguments (fields `String` or
     /// `Option<String>`; the declared arguments come from the type) returning its
     /// messages.
-    pub fn prompt<A, F, Fut, R>(self, name: &str, description: &str, f: F) -> Self
+    pub fn prompt<M, H>(self, name: &str, description: &str, f: H) -> Self
     where
-        A: DeserializeOwned + JsonSchema + Send + 'static,
-        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoPromptResult + 'static,
+        H: HandlerFn<M>,
+        H::Output: IntoPromptResult,
     {
         self.prompt_with(described_prompt(name, description), f)
     }
 
     /// Add a prompt with a full description (title, icons...). Its arguments are replaced
     /// by the ones derived from `A`.
-    pub fn prompt_with<A, F, Fut, R>(self, prompt: Prompt, f: F) -> Self
+    pub fn prompt_with<M, H>(self, prompt: Prompt, f: H) -> Self
     where
-        A: DeserializeOwned + JsonSchema + Send + 'static,
-        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoPromptResult + 'static,
+        H: HandlerFn<M>,
+        H::Output: IntoPromptResult,
     {
         let name = prompt.name.clone();
         let entry = typed_prompt(prompt, f);

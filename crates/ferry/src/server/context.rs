@@ -92,6 +92,12 @@ impl Context {
             .and_then(|s| s.downcast_ref::<T>())
     }
 
+    /// The state of type `T` as a shared handle (the [`super::State`] extractor).
+    pub(crate) fn state_arc<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        let state = self.server.inner.states.get(&std::any::TypeId::of::<T>())?;
+        Arc::clone(state).downcast::<T>().ok()
+    }
+
     /// The server answering: to change it from a handler (add or remove tools, announce
     /// resource updates) or read its [`Server::stats`].
     pub fn server(&self) -> &Server {

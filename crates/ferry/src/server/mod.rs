@@ -10,6 +10,10 @@
 //!   `data.supported`); `server/discover`; `resultType`, `ttlMs` and `cacheScope` on
 //!   results.
 //!
+//! Handlers are plain async functions: the typed arguments first (the input schema is
+//! derived from their type), then any [extractors](FromContext) — [`Context`], [`State`],
+//! [`Progress`], [`Cancel`], [`Meta`], [`ClientCaps`], the [`crate::engine::Peer`].
+//!
 //! Where a message goes: it is parsed in `ferry_protocol::jsonrpc::classify` (inside the
 //! engine), routed in `session.rs` by `ClientRequest::parse`, and answered by the feature
 //! modules (`tools.rs`, `resources.rs`, `prompts.rs`, `completion.rs`), each shaping its
@@ -35,6 +39,7 @@
 mod builder;
 mod completion;
 mod context;
+mod extract;
 mod input;
 mod listen;
 mod log_layer;
@@ -55,6 +60,7 @@ mod uri_template;
 pub use builder::{DEFAULT_PAGE_SIZE, Server, ServerBuilder};
 pub use completion::CompletionRequest;
 pub use context::{Context, ToolContext};
+pub use extract::{Cancel, ClientCaps, FromContext, HandlerFn, Meta, Progress, State};
 pub use input::InputError;
 pub use listen::MAX_RESOURCE_SUBSCRIPTIONS;
 pub use log_layer::ClientLogLayer;

@@ -10,10 +10,10 @@ use ferry_protocol::types::{
     ContentBlock, GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage, Role,
 };
 use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 
 use super::builder::Server;
 use super::context::Context;
+use super::extract::HandlerFn;
 use super::log_layer::scoped;
 use super::mrtr::{drive, missing_capability};
 use super::pagination::page;
@@ -110,21 +110,19 @@ fn arguments_of<A: JsonSchema>() -> Vec<PromptArgument> {
 
 /// Build a prompt entry from a typed async function. `A` is deserialized from the
 /// arguments (a map of strings), so its fields are `String` or `Option<String>`.
-pub(crate) fn typed_prompt<A, F, Fut, R>(mut prompt: Prompt, f: F) -> PromptEntry
+pub(crate) fn typed_prompt<M, H>(mut prompt: Prompt, handler: H) -> PromptEntry
 where
-    A: DeserializeOwned + JsonSchema + Send + 'static,
-    F: Fn(A, Context) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = R> + Send + 'static,
-    R: IntoPromptResult + 'static,
+    H: HandlerFn<M>,
+    H::Output: IntoPromptResult,
 {
-    let arguments = arguments_of::<A>();
+    let arguments = arguments_of::<H::Args>();
     prompt.arguments = (!arguments.is_empty()).then_some(arguments);
-    let f = Arc::new(f);
+    let handler = Arc::new(handler);
     let get: PromptFn = Arc::new(move |arguments, cx| {
-        let f = Arc::clone(&f);
+        let handler = Arc::clone(&handler);
         Box::pin(async move {
             let value = serde_json::to_value(arguments).map_err(ErrorObject::internal_error)?;
-            let args: A = serde_path_to_error::deserialize(value).map_err(|e| {
+            let args: H::Args = serde_path_to_error::deserialize(value).map_err(|e| {
                 let path = e.path().to_string();
                 ErrorObject::invalid_params(if path == "." {
                     format!("invalid prompt arguments: {}", e.inner())
@@ -132,7 +130,7 @@ where
                     format!("invalid prompt argument `{path}`: {}", e.inner())
                 })
             })?;
-            f(args, cx).await.into_prompt_result()
+            handler.call(args, cx).await?.into_prompt_result()
         })
     });
     PromptEntry { prompt, get }

@@ -11,10 +11,10 @@ use ferry_protocol::types::{
 use ferry_protocol::{Feature, ProtocolVersion};
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 
 use super::builder::Server;
 use super::context::Context;
+use super::extract::HandlerFn;
 use super::log_layer::scoped;
 use super::mrtr::{drive, missing_capability};
 use super::pagination::page;
@@ -33,6 +33,8 @@ pub(crate) enum ToolOutcome {
     Result(Box<CallToolResult>),
     /// The arguments did not fit the tool's input schema; the message names the field.
     InvalidArguments(String),
+    /// The handler could not run (an extractor refused: a server misconfiguration).
+    Failed(ErrorObject),
 }
 
 /// A registered tool.
@@ -132,25 +134,26 @@ pub(crate) fn schema_for<T: JsonSchema>() -> JsonObject {
     object
 }
 
-/// Build a tool entry from a typed async function.
-pub(crate) fn typed_tool<A, F, Fut, R>(mut tool: Tool, f: F) -> ToolEntry
+/// Build a tool entry from a handler of typed arguments and extractors.
+pub(crate) fn typed_tool<M, H>(mut tool: Tool, handler: H) -> ToolEntry
 where
-    A: DeserializeOwned + JsonSchema + Send + 'static,
-    F: Fn(A, Context) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = R> + Send + 'static,
-    R: IntoToolResult + 'static,
+    H: HandlerFn<M>,
+    H::Output: IntoToolResult,
 {
-    tool.input_schema = schema_for::<A>();
+    tool.input_schema = schema_for::<H::Args>();
     if tool.output_schema.is_none() {
-        tool.output_schema = R::output_schema();
+        tool.output_schema = H::Output::output_schema();
     }
-    let f = Arc::new(f);
+    let handler = Arc::new(handler);
     let run: ToolFn = Arc::new(move |arguments, cx| {
-        let f = Arc::clone(&f);
+        let handler = Arc::clone(&handler);
         Box::pin(async move {
             let arguments = serde_json::Value::Object(arguments.unwrap_or_default());
-            match serde_path_to_error::deserialize::<_, A>(arguments) {
-                Ok(args) => ToolOutcome::Result(Box::new(f(args, cx).await.into_tool_result())),
+            match serde_path_to_error::deserialize::<_, H::Args>(arguments) {
+                Ok(args) => match handler.call(args, cx).await {
+                    Ok(output) => ToolOutcome::Result(Box::new(output.into_tool_result())),
+                    Err(error) => ToolOutcome::Failed(error),
+                },
                 Err(e) => ToolOutcome::InvalidArguments(describe(&e)),
             }
         })
@@ -263,6 +266,7 @@ pub(crate) async fn call(
         ToolOutcome::InvalidArguments(message) => {
             return Err(ErrorObject::invalid_params(message));
         }
+        ToolOutcome::Failed(error) => return Err(error),
     };
     reply(result, call.version, &server.inner.info)
 }

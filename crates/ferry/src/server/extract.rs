@@ -1,0 +1,192 @@
+//! Handlers as plain async functions with extractors (like axum): the first parameter is
+//! the typed arguments, each later one is taken from the request's [`Context`].
+//!
+//! ```
+//! use std::sync::atomic::{AtomicU64, Ordering};
+//! use ferry::server::{Cancel, Progress, Server, State};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Count {
+//!     /// How far.
+//!     to: u64,
+//! }
+//!
+//! struct Hits(AtomicU64);
+//!
+//! async fn count(args: Count, hits: State<Hits>, progress: Progress, cancel: Cancel) -> String {
+//!     hits.0.0.fetch_add(1, Ordering::Relaxed);
+//!     for i in 1..=args.to {
+//!         if cancel.0.is_cancelled() {
+//!             return "stopped".into();
+//!         }
+//!         if let Some(p) = &progress.0 {
+//!             let _ = p.report(i as f64, Some(args.to as f64), None).await;
+//!         }
+//!     }
+//!     format!("counted to {}", args.to)
+//! }
+//!
+//! async fn ping(_: Count) -> &'static str {
+//!     "pong"
+//! }
+//!
+//! let server = Server::builder("demo", "1")
+//!     .state(Hits(AtomicU64::new(0)))
+//!     .tool("count", "Count", count)
+//!     .tool("ping", "No context needed", ping)
+//!     .build();
+//! assert_eq!(server.tool_names(), ["count", "ping"]);
+//! ```
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use ferry_protocol::jsonrpc::ErrorObject;
+use ferry_protocol::types::{ClientCapabilities, RequestMeta};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+
+use super::context::Context;
+use crate::engine::{Peer, ProgressReporter};
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// A handler parameter taken from the request's [`Context`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a handler parameter",
+    note = "after the arguments, a handler takes extractors: Context, State<T>, Progress, \
+            Cancel, Peer, Meta, ClientCaps"
+)]
+pub trait FromContext: Sized + Send + 'static {
+    /// Take the value, or refuse the request (a server misconfiguration such as a missing
+    /// [`State`] answers `-32603`).
+    fn from_context(cx: &Context) -> Result<Self, ErrorObject>;
+}
+
+impl FromContext for Context {
+    fn from_context(cx: &Context) -> Result<Self, ErrorObject> {
+        Ok(cx.clone())
+    }
+}
+
+/// Application state given to [`super::ServerBuilder::state`], by type.
+#[derive(Debug)]
+pub struct State<T>(pub Arc<T>);
+
+impl<T> Clone for State<T> {
+    fn clone(&self) -> Self {
+        State(Arc::clone(&self.0))
+    }
+}
+
+impl<T: Send + Sync + 'static> FromContext for State<T> {
+    fn from_context(cx: &Context) -> Result<Self, ErrorObject> {
+        cx.state_arc::<T>().map(State).ok_or_else(|| {
+            ErrorObject::internal_error(format!(
+                "no state of type {} was given to the server builder",
+                std::any::type_name::<T>()
+            ))
+        })
+    }
+}
+
+/// The request's progress reporter (`None` when the client asked for no progress).
+#[derive(Clone, Debug)]
+pub struct Progress(pub Option<ProgressReporter>);
+
+impl FromContext for Progress {
+    fn from_context(cx: &Context) -> Result<Self, ErrorObject> {
+        Ok(Progress(cx.progress.clone()))
+    }
+}
+
+/// The request's cancellation token: cancelled when the client cancels or hangs up.
+#[derive(Clone, Debug)]
+pub struct Cancel(pub CancellationToken);
+
+impl FromContext for Cancel {
+    fn from_context(cx: &Context) -> Result<Self, ErrorObject> {
+        Ok(Cancel(cx.cancel.clone()))
+    }
+}
+
+impl FromContext for Peer {
+    fn from_context(cx: &Context) -> Result<Self, ErrorObject> {
+        Ok(cx.peer.clone())
+    }
+}
+
+/// The request's `_meta`.
+#[derive(Clone, Debug)]
+pub struct Meta(pub RequestMeta);
+
+impl FromContext for Meta {
+    fn from_context(cx: &Context) -> Result<Self, ErrorObject> {
+        Ok(Meta(cx.meta.clone()))
+    }
+}
+
+/// What the client declared it supports.
+#[derive(Clone, Debug)]
+pub struct ClientCaps(pub ClientCapabilities);
+
+impl FromContext for ClientCaps {
+    fn from_context(cx: &Context) -> Result<Self, ErrorObject> {
+        Ok(ClientCaps(cx.client_capabilities().clone()))
+    }
+}
+
+/// An async function usable as a tool or prompt handler: typed arguments first, then up
+/// to five [`FromContext`] extractors. `M` only tells the implementations apart.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a handler",
+    note = "a handler is an async fn (or closure returning a future) taking the typed \
+            arguments (Deserialize + JsonSchema) and then extractors such as Context, \
+            State<T>, Progress, Cancel, Peer, Meta"
+)]
+pub trait HandlerFn<M>: Send + Sync + 'static {
+    /// The typed arguments; the input schema comes from this type.
+    type Args: DeserializeOwned + JsonSchema + Send + 'static;
+    /// What the handler returns.
+    type Output: Send + 'static;
+
+    /// Run the handler: extract its parameters from `cx`, then call it.
+    fn call(&self, args: Self::Args, cx: Context) -> BoxFuture<Result<Self::Output, ErrorObject>>;
+}
+
+macro_rules! handler_fn {
+    ($($t:ident),*) => {
+        impl<F, Fut, A, $($t,)*> HandlerFn<(A, $($t,)*)> for F
+        where
+            F: Fn(A, $($t,)*) -> Fut + Send + Sync + 'static,
+            Fut: Future + Send + 'static,
+            Fut::Output: Send + 'static,
+            A: DeserializeOwned + JsonSchema + Send + 'static,
+            $($t: FromContext,)*
+        {
+            type Args = A;
+            type Output = Fut::Output;
+
+            #[allow(non_snake_case, unused_variables)]
+            fn call(&self, args: A, cx: Context) -> BoxFuture<Result<Self::Output, ErrorObject>> {
+                $(
+                    let $t = match $t::from_context(&cx) {
+                        Ok(value) => value,
+                        Err(error) => return Box::pin(std::future::ready(Err(error))),
+                    };
+                )*
+                let future = self(args, $($t,)*);
+                Box::pin(async move { Ok(future.await) })
+            }
+        }
+    };
+}
+
+handler_fn!();
+handler_fn!(T1);
+handler_fn!(T1, T2);
+handler_fn!(T1, T2, T3);
+handler_fn!(T1, T2, T3, T4);
+handler_fn!(T1, T2, T3, T4, T5);
