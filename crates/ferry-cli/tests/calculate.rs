@@ -1,9 +1,9 @@
 //! `calculate` and `get_timestamp` (seed 001) through `ferry serve` on stdio.
 
-mod stdio_client;
+mod support;
 
 use serde_json::json;
-use stdio_client::{Client, is_error, text};
+use support::{Client, is_error, text};
 
 #[test]
 fn calculate_evaluates_a_table_of_expressions() {

@@ -1,12 +1,12 @@
 //! `evaluate` (seed 000, in Rhai) through `ferry serve` on stdio: persistent sessions,
 //! isolation, the seed's error layout, limits, responsiveness and cancellation.
 
-mod stdio_client;
+mod support;
 
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use stdio_client::{Client, is_error, text};
+use support::{Client, is_error, text};
 
 /// A script that would run until the time limit (5 s): each step is one operation that
 /// does a lot of work, so the operation limit is far away.

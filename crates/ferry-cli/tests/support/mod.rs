@@ -71,13 +71,24 @@ impl Server {
         stdin.flush().expect("flush");
     }
 
-    /// The next message on stdout (every line must be JSON).
+    /// The next message on stdout (every line must be JSON); `None` when nothing comes
+    /// within [`WAIT`] or stdout closed.
     pub fn read(&mut self) -> Option<Value> {
-        let line = self.lines.recv_timeout(WAIT).ok()?;
-        Some(
-            serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("non-JSON on stdout {line:?}: {e}")),
-        )
+        self.read_within(WAIT).ok().flatten()
+    }
+
+    /// The next message within `wait`: `Ok(None)` when nothing came in time, `Err(())`
+    /// when stdout closed.
+    #[allow(clippy::result_unit_err)]
+    pub fn read_within(&mut self, wait: Duration) -> Result<Option<Value>, ()> {
+        let line = match self.lines.recv_timeout(wait) {
+            Ok(line) => line,
+            Err(mpsc::RecvTimeoutError::Timeout) => return Ok(None),
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Err(()),
+        };
+        Ok(Some(serde_json::from_str(&line).unwrap_or_else(|e| {
+            panic!("non-JSON on stdout {line:?}: {e}")
+        })))
     }
 
     /// Read until the response to `id`, answering server requests from [`Self::answers`]
@@ -145,6 +156,82 @@ pub fn initialize(server: &mut Server, version: &str, capabilities: Value) -> Va
     );
     server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     response
+}
+
+/// A session-era client of `ferry serve` (2025-06-18) that calls tools and reads replies
+/// in arrival order.
+pub struct Client(pub Server);
+
+impl Client {
+    /// Start `ferry serve` and complete the handshake.
+    pub fn start() -> Client {
+        let mut server = Server::spawn(&[]);
+        let init = initialize(&mut server, "2025-06-18", json!({}));
+        assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+        Client(server)
+    }
+
+    /// Write one message.
+    pub fn send(&mut self, message: Value) {
+        self.0.send(&message);
+    }
+
+    /// Send `tools/call` of `tool` with `arguments` as request `id`, without waiting.
+    pub fn call(&mut self, id: impl Into<Value>, tool: &str, arguments: Value) {
+        self.send(
+            json!({"jsonrpc": "2.0", "id": id.into(), "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}}),
+        );
+    }
+
+    /// The next message, whatever it is (kept ones first).
+    pub fn next(&mut self) -> Value {
+        if !self.0.backlog.is_empty() {
+            return self.0.backlog.remove(0);
+        }
+        self.0.read().expect("a message in time")
+    }
+
+    /// The next message, or `None` if nothing arrives within `wait`.
+    pub fn next_within(&mut self, wait: Duration) -> Option<Value> {
+        if !self.0.backlog.is_empty() {
+            return Some(self.0.backlog.remove(0));
+        }
+        self.0.read_within(wait).expect("the server closed stdout")
+    }
+
+    /// The reply to request `id` (other messages are kept for later).
+    pub fn reply(&mut self, id: impl Into<Value>) -> Value {
+        self.0.response(&id.into())
+    }
+
+    /// Call `tool` and return the `result` of its reply.
+    pub fn call_result(&mut self, id: impl Into<Value>, tool: &str, arguments: Value) -> Value {
+        let id = id.into();
+        self.call(id.clone(), tool, arguments);
+        let reply = self.reply(id);
+        reply
+            .get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("not a result: {reply}"))
+    }
+
+    /// Close stdin and wait for the process; whether it exited successfully.
+    pub fn finish(self) -> bool {
+        self.0.finish().1
+    }
+}
+
+/// The text of a tool result's first content block.
+pub fn text(result: &Value) -> &str {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text: {result}"))
+}
+
+/// Whether a tool result is an error.
+pub fn is_error(result: &Value) -> bool {
+    result["isError"] == true
 }
 
 /// One revision's schema, with a validator per definition name, built on demand.
