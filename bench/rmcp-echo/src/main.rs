@@ -1,9 +1,15 @@
 //! An rmcp stdio server with one tool, `echo` (`{"text": string}` -> one text block with the
 //! same text), written the way rmcp's README shows a tools-only server: `#[tool_router]`
 //! with `server_handler`, `#[tool]`, `serve(stdio())`.
+//!
+//! `rmcp-echo --pipes` serves over `stdio_pipes()` instead, which rmcp's docs prefer when
+//! both standard streams are pipes (non-blocking pipe I/O instead of the blocking pool).
 
 use rmcp::{
-    ServiceExt, handler::server::wrapper::Parameters, schemars, tool, tool_router, transport::stdio,
+    ServiceExt,
+    handler::server::wrapper::Parameters,
+    schemars, tool, tool_router,
+    transport::{stdio, stdio_pipes},
 };
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
@@ -25,7 +31,11 @@ impl Echo {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let service = Echo.serve(stdio()).await?;
+    let service = if std::env::args().any(|a| a == "--pipes") {
+        Echo.serve(stdio_pipes()).await?
+    } else {
+        Echo.serve(stdio()).await?
+    };
     service.waiting().await?;
     Ok(())
 }
