@@ -39,6 +39,9 @@ pub enum CallError {
 
 type Reply = Result<RawJson, CallError>;
 
+/// Progress updates of one outgoing request buffered before the caller reads them.
+const PROGRESS_QUEUE: usize = 64;
+
 struct Pending {
     reply: oneshot::Sender<Reply>,
     progress: Option<mpsc::Sender<ProgressNotificationParams>>,
@@ -69,8 +72,15 @@ pub struct CallOptions {
     /// Overrides the engine's default request timeout.
     pub timeout: Option<Duration>,
     /// Receives the peer's progress notifications for this request; a progress token is
-    /// added to the request's `_meta`.
+    /// added to the request's `_meta`. Updates are dropped, not waited for, when the
+    /// receiver lags (progress is advisory).
     pub progress: Option<mpsc::Sender<ProgressNotificationParams>>,
+    /// Restart the timeout whenever the peer reports progress (a progress token is added
+    /// to the request). Default: false.
+    pub reset_timeout_on_progress: bool,
+    /// The longest the call may take in all, progress or not. Default: no bound beyond the
+    /// timeout.
+    pub max_total_timeout: Option<Duration>,
 }
 
 impl Peer {
@@ -109,9 +119,11 @@ impl Peer {
         P: Serialize + ?Sized,
     {
         let id = RequestId::Number(self.shared.next_id.fetch_add(1, Ordering::Relaxed));
-        let params = match &options.progress {
-            None => serde_json::value::to_raw_value(params),
-            Some(_) => with_progress_token(params, &id),
+        let watch_progress = options.progress.is_some() || options.reset_timeout_on_progress;
+        let params = if watch_progress {
+            with_progress_token(params, &id)
+        } else {
+            serde_json::value::to_raw_value(params)
         }
         .map_err(|e| CallError::Serialize(e.to_string()))?;
         if !(params.get().starts_with('{') || params.get().starts_with('[')) {
@@ -121,12 +133,18 @@ impl Peer {
         }
         let frame = serde_json::to_vec(&Request::new(id.clone(), method, params))
             .map_err(|e| CallError::Serialize(e.to_string()))?;
-        let (tx, rx) = oneshot::channel();
+        let (tx, mut rx) = oneshot::channel();
+        let (progress_tx, mut progress_rx) = if watch_progress {
+            let (tx, rx) = mpsc::channel(PROGRESS_QUEUE);
+            (Some(tx), Some(rx))
+        } else {
+            (None, None)
+        };
         self.lock().insert(
             id.clone(),
             Pending {
                 reply: tx,
-                progress: options.progress,
+                progress: progress_tx,
             },
         );
         let guard = CancelOnDrop {
@@ -137,17 +155,41 @@ impl Peer {
             return Err(CallError::ConnectionClosed);
         }
         let timeout = options.timeout.unwrap_or(self.shared.default_timeout);
-        let outcome = tokio::time::timeout(timeout, rx).await;
-        match outcome {
-            Ok(Ok(reply)) => {
-                guard.disarm();
-                reply
+        let started = tokio::time::Instant::now();
+        let hard_deadline = options.max_total_timeout.map(|total| started + total);
+        let mut deadline = started + timeout;
+        loop {
+            let until = hard_deadline.map_or(deadline, |hard| hard.min(deadline));
+            tokio::select! {
+                biased;
+                reply = &mut rx => {
+                    guard.disarm();
+                    // Progress sent before the response is delivered before it returns.
+                    if let (Some(updates), Some(user)) = (progress_rx.as_mut(), &options.progress) {
+                        while let Ok(update) = updates.try_recv() {
+                            let _ = user.try_send(update);
+                        }
+                    }
+                    return reply.unwrap_or(Err(CallError::ConnectionClosed));
+                }
+                Some(update) = async {
+                    match progress_rx.as_mut() {
+                        Some(updates) => updates.recv().await,
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    if options.reset_timeout_on_progress {
+                        deadline = tokio::time::Instant::now() + timeout;
+                    }
+                    if let Some(user) = &options.progress {
+                        let _ = user.try_send(update);
+                    }
+                }
+                // The guard sends the cancellation.
+                () = tokio::time::sleep_until(until) => {
+                    return Err(CallError::Timeout(started.elapsed()));
+                }
             }
-            Ok(Err(_)) => {
-                guard.disarm();
-                Err(CallError::ConnectionClosed)
-            }
-            Err(_) => Err(CallError::Timeout(timeout)), // the guard sends the cancellation
         }
     }
 
