@@ -5,8 +5,9 @@
 //!   in-memory and newline-delimited stream transports.
 //!
 //! - [`server`] (feature `server`, on by default): the server, for clients of both eras.
+//! - [`client`] (feature `client`, on by default): the client, for servers of both eras.
 //!
-//! The client and the HTTP transports arrive with their issues.
+//! The HTTP transports arrive with their issue.
 //!
 //! ```
 //! use ferry::protocol::{ProtocolVersion, VersionSet, Era};
@@ -19,5 +20,7 @@ pub use ferry_protocol as protocol;
 
 #[cfg(feature = "engine")]
 pub mod engine;
+#[cfg(feature = "client")]
+pub mod client;
 #[cfg(feature = "server")]
 pub mod server;

@@ -20,6 +20,21 @@ pub enum Reference {
     Resource(ResourceTemplateReference),
 }
 
+impl Reference {
+    /// A reference to the prompt `name`.
+    pub fn prompt(name: impl Into<String>) -> Self {
+        Reference::Prompt(PromptReference {
+            name: name.into(),
+            title: None,
+        })
+    }
+
+    /// A reference to the resource template (or resource) `uri`.
+    pub fn resource(uri: impl Into<String>) -> Self {
+        Reference::Resource(ResourceTemplateReference { uri: uri.into() })
+    }
+}
+
 /// A prompt, by name.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PromptReference {

@@ -118,7 +118,27 @@ impl Peer {
     where
         P: Serialize + ?Sized,
     {
-        let id = RequestId::Number(self.shared.next_id.fetch_add(1, Ordering::Relaxed));
+        self.call_with_id(self.next_request_id(), method, params, options)
+            .await
+    }
+
+    /// A fresh id for an outgoing request, for a caller that must know it before the call
+    /// (a `subscriptions/listen` stream is named by its request's id).
+    pub fn next_request_id(&self) -> RequestId {
+        RequestId::Number(self.shared.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// [`Peer::call`] with an id from [`Peer::next_request_id`].
+    pub async fn call_with_id<P>(
+        &self,
+        id: RequestId,
+        method: impl Into<Cow<'static, str>>,
+        params: &P,
+        options: CallOptions,
+    ) -> Result<RawJson, CallError>
+    where
+        P: Serialize + ?Sized,
+    {
         let watch_progress = options.progress.is_some() || options.reset_timeout_on_progress;
         let params = if watch_progress {
             with_progress_token(params, &id)

@@ -1,0 +1,316 @@
+//! Building a client and connecting: era negotiation (`server/discover`, falling back to
+//! `initialize`), or a pinned revision.
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ferry_protocol::jsonrpc::ErrorObject;
+use ferry_protocol::types::{
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, DiscoverResult,
+    ElicitRequestParams, ElicitResult, Implementation, InitializeResult, Root,
+    UnsupportedProtocolVersionData, keys,
+};
+use ferry_protocol::{Era, ProtocolVersion, VersionSet, error_codes};
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+
+use super::handlers::{ClientSide, Handlers};
+use super::{Client, ClientError, Inner};
+use crate::engine::{CallOptions, Engine, EngineConfig, Transport};
+
+/// How long the `server/discover` probe waits before it assumes a session-era server.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Builds and connects a [`Client`].
+pub struct ClientBuilder {
+    info: Implementation,
+    versions: VersionSet,
+    pinned: Option<ProtocolVersion>,
+    era: Option<Era>,
+    engine: EngineConfig,
+    handlers: Handlers,
+}
+
+impl std::fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("info", &self.info)
+            .field("pinned", &self.pinned)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClientBuilder {
+    pub(crate) fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        ClientBuilder {
+            info: Implementation::new(name, version),
+            versions: VersionSet::all(),
+            pinned: None,
+            era: None,
+            engine: EngineConfig::default(),
+            handlers: Handlers::default(),
+        }
+    }
+
+    /// Speak exactly this revision (no probing). Default: negotiate.
+    pub fn version(mut self, version: ProtocolVersion) -> Self {
+        self.pinned = Some(version);
+        self
+    }
+
+    /// Speak the newest revision of this era (no probing). Default: negotiate.
+    pub fn era(mut self, era: Era) -> Self {
+        self.era = Some(era);
+        self
+    }
+
+    /// The revisions the client may speak. Default: all.
+    pub fn versions(mut self, versions: VersionSet) -> Self {
+        self.versions = versions;
+        self
+    }
+
+    /// The default timeout of every call. Default: 60 s.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.engine.request_timeout = timeout;
+        self
+    }
+
+    /// Engine limits. Default: [`EngineConfig::default`].
+    pub fn engine(mut self, config: EngineConfig) -> Self {
+        self.engine = config;
+        self
+    }
+
+    /// Answer the server's sampling requests (declares `sampling`).
+    pub fn on_sampling<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CreateMessageResult, ErrorObject>> + Send + 'static,
+    {
+        self.handlers.sampling = Some(Arc::new(move |p| Box::pin(handler(p))));
+        self
+    }
+
+    /// Answer the server's elicitation requests, form mode (declares `elicitation`); with
+    /// `url` true also URL mode.
+    pub fn on_elicitation<F, Fut>(mut self, url: bool, handler: F) -> Self
+    where
+        F: Fn(ElicitRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ElicitResult, ErrorObject>> + Send + 'static,
+    {
+        self.handlers.elicitation = Some(Arc::new(move |p| Box::pin(handler(p))));
+        self.handlers.elicitation_url = url;
+        self
+    }
+
+    /// Offer these roots (declares `roots`).
+    pub fn roots(self, roots: Vec<Root>) -> Self {
+        self.roots_with(move || {
+            let roots = roots.clone();
+            async move { roots }
+        })
+    }
+
+    /// Offer roots computed on each `roots/list` (declares `roots`; tell the server they
+    /// changed with [`Client::roots_changed`]).
+    pub fn roots_with<F, Fut>(mut self, roots: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Vec<Root>> + Send + 'static,
+    {
+        self.handlers.roots = Some(Arc::new(move || Box::pin(roots())));
+        self
+    }
+
+    /// Connect over `transport`, negotiating the revision.
+    pub async fn connect(self, transport: Transport) -> Result<Client, ClientError> {
+        let capabilities = self.handlers.capabilities();
+        let (notifications, _) = broadcast::channel(256);
+        let side = ClientSide {
+            handlers: self.handlers.clone(),
+            notifications: notifications.clone(),
+        };
+        let engine = Engine::start(transport, side, self.engine.clone());
+        let peer = engine.peer.clone();
+        let target = match (self.pinned, self.era) {
+            (Some(v), _) => Target::Exactly(v),
+            (None, Some(era)) => Target::Exactly(
+                self.versions
+                    .newest_of(era)
+                    .ok_or_else(|| ClientError::NoCommonVersion(Vec::new()))?,
+            ),
+            (None, None) => Target::Negotiate,
+        };
+        let negotiated = negotiate(&peer, &self, &capabilities, target).await?;
+        Ok(Client {
+            inner: Arc::new(Inner {
+                peer,
+                engine,
+                version: negotiated.version,
+                info: self.info,
+                capabilities,
+                server_info: negotiated.server_info,
+                server_capabilities: negotiated.capabilities,
+                instructions: negotiated.instructions,
+                handlers: self.handlers,
+                notifications,
+                log_level: Mutex::new(None),
+            }),
+        })
+    }
+}
+
+enum Target {
+    Exactly(ProtocolVersion),
+    Negotiate,
+}
+
+struct Negotiated {
+    version: ProtocolVersion,
+    server_info: Option<Implementation>,
+    capabilities: ferry_protocol::types::ServerCapabilities,
+    instructions: Option<String>,
+}
+
+/// The `_meta` a stateless-era request carries.
+pub(crate) fn stateless_meta(
+    version: ProtocolVersion,
+    capabilities: &ClientCapabilities,
+    info: &Implementation,
+) -> Value {
+    json!({
+        keys::PROTOCOL_VERSION: version.as_str(),
+        keys::CLIENT_CAPABILITIES: capabilities,
+        keys::CLIENT_INFO: info,
+    })
+}
+
+async fn negotiate(
+    peer: &crate::engine::Peer,
+    builder: &ClientBuilder,
+    capabilities: &ClientCapabilities,
+    target: Target,
+) -> Result<Negotiated, ClientError> {
+    match target {
+        Target::Exactly(v) if v.era() == Era::Stateless => {
+            discover(peer, builder, capabilities, v, None).await
+        }
+        Target::Exactly(v) => initialize(peer, builder, capabilities, v).await,
+        Target::Negotiate => {
+            let Some(newest) = builder.versions.newest_of(Era::Stateless) else {
+                return initialize_newest(peer, builder, capabilities).await;
+            };
+            match discover(peer, builder, capabilities, newest, Some(PROBE_TIMEOUT)).await {
+                Ok(negotiated) => Ok(negotiated),
+                Err(ClientError::Rpc(error))
+                    if error.code == error_codes::UNSUPPORTED_PROTOCOL_VERSION =>
+                {
+                    // The server is stateless but speaks another revision: pick from its list.
+                    let supported = serde_json::from_value::<UnsupportedProtocolVersionData>(
+                        error.data.clone().unwrap_or_default(),
+                    )
+                    .map(|d| d.supported)
+                    .unwrap_or_default();
+                    match newest_common(&builder.versions, &supported, Era::Stateless) {
+                        Some(v) => discover(peer, builder, capabilities, v, None).await,
+                        None => initialize_newest(peer, builder, capabilities).await,
+                    }
+                }
+                // A session-era server: no such method, or nothing before `initialize`.
+                Err(ClientError::Rpc(_) | ClientError::Timeout(_)) => {
+                    initialize_newest(peer, builder, capabilities).await
+                }
+                Err(other) => Err(other),
+            }
+        }
+    }
+}
+
+fn newest_common(ours: &VersionSet, theirs: &[String], era: Era) -> Option<ProtocolVersion> {
+    ours.versions()
+        .iter()
+        .rev()
+        .copied()
+        .filter(|v| v.era() == era)
+        .find(|v| theirs.iter().any(|t| t == v.as_str()))
+}
+
+async fn discover(
+    peer: &crate::engine::Peer,
+    builder: &ClientBuilder,
+    capabilities: &ClientCapabilities,
+    version: ProtocolVersion,
+    timeout: Option<Duration>,
+) -> Result<Negotiated, ClientError> {
+    let params = json!({"_meta": stateless_meta(version, capabilities, &builder.info)});
+    let options = CallOptions {
+        timeout,
+        ..Default::default()
+    };
+    let raw = peer.call("server/discover", &params, options).await?;
+    let result: DiscoverResult =
+        serde_json::from_str(raw.get()).map_err(|e| ClientError::InvalidResult(e.to_string()))?;
+    if !result
+        .supported_versions
+        .iter()
+        .any(|v| v == version.as_str())
+    {
+        return match newest_common(
+            &builder.versions,
+            &result.supported_versions,
+            Era::Stateless,
+        ) {
+            Some(v) if v != version => {
+                Box::pin(discover(peer, builder, capabilities, v, timeout)).await
+            }
+            _ => Err(ClientError::NoCommonVersion(result.supported_versions)),
+        };
+    }
+    Ok(Negotiated {
+        version,
+        server_info: result.meta.and_then(|m| m.server_info),
+        capabilities: result.capabilities,
+        instructions: result.instructions,
+    })
+}
+
+async fn initialize_newest(
+    peer: &crate::engine::Peer,
+    builder: &ClientBuilder,
+    capabilities: &ClientCapabilities,
+) -> Result<Negotiated, ClientError> {
+    let newest = builder
+        .versions
+        .newest_of(Era::Session)
+        .ok_or_else(|| ClientError::NoCommonVersion(Vec::new()))?;
+    initialize(peer, builder, capabilities, newest).await
+}
+
+async fn initialize(
+    peer: &crate::engine::Peer,
+    builder: &ClientBuilder,
+    capabilities: &ClientCapabilities,
+    version: ProtocolVersion,
+) -> Result<Negotiated, ClientError> {
+    let params = json!({
+        "protocolVersion": version.as_str(),
+        "capabilities": capabilities,
+        "clientInfo": builder.info,
+    });
+    let result: InitializeResult = peer.request("initialize", &params).await?;
+    let agreed = result
+        .protocol_version
+        .parse::<ProtocolVersion>()
+        .ok()
+        .filter(|v| v.era() == Era::Session && builder.versions.contains(*v))
+        .ok_or_else(|| ClientError::NoCommonVersion(vec![result.protocol_version.clone()]))?;
+    peer.notify("notifications/initialized", &json!({})).await?;
+    Ok(Negotiated {
+        version: agreed,
+        server_info: Some(result.server_info),
+        capabilities: result.capabilities,
+        instructions: result.instructions,
+    })
+}
