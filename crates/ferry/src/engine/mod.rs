@@ -17,6 +17,8 @@
 //! Roles (server, client) implement [`Handler`]; the engine knows no MCP method but
 //! `ping` and the two notifications above.
 
+#[cfg(unix)]
+mod child;
 mod config;
 mod dispatch;
 mod peer;
@@ -31,6 +33,10 @@ use ferry_protocol::RequestId;
 use ferry_protocol::jsonrpc::{ErrorObject, Notification, RawJson, Request};
 use tokio_util::sync::CancellationToken;
 
+#[cfg(unix)]
+pub use child::{
+    ChildCommand, ChildProcess, ShutdownOutcome, ShutdownStage, ShutdownTimeouts, StderrMode,
+};
 pub use config::EngineConfig;
 pub use dispatch::{Engine, EngineHandle};
 pub use peer::{CallError, CallOptions, Peer};
