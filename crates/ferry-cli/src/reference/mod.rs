@@ -46,7 +46,13 @@ pub(crate) fn server() -> Server {
     let builder = interactive::register(builder);
     let builder = media::register(builder);
     let builder = catalog::register(builder);
+    // `FERRY_PAGE_SIZE` shrinks list pages, so clients' pagination can be exercised.
+    let page_size = std::env::var("FERRY_PAGE_SIZE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(ferry::server::DEFAULT_PAGE_SIZE);
     builder
+        .page_size(page_size)
         .title("Ferry reference server")
         .instructions(
             "The Ferry reference server: every MCP server feature. Read ferry://readme for the list.",

@@ -124,6 +124,30 @@ impl ClientBuilder {
         self
     }
 
+    /// Start `command` as a stdio server and connect to it. The returned handle owns the
+    /// process: [`ChildProcess::shutdown`] ends it as the spec says; dropping it kills it.
+    #[cfg(unix)]
+    pub async fn spawn(
+        self,
+        command: &crate::engine::ChildCommand,
+    ) -> Result<(Client, crate::engine::ChildProcess), ClientError> {
+        let config = &self.engine;
+        let (transport, child) = crate::engine::ChildProcess::spawn(
+            command,
+            config.max_message_bytes,
+            config.write_queue,
+        )
+        .map_err(|e| ClientError::Spawn(e.to_string()))?;
+        match self.connect(transport).await {
+            Ok(client) => Ok((client, child)),
+            Err(error) => {
+                let quick = crate::engine::ShutdownTimeouts::all(Duration::from_millis(500));
+                let _ = child.shutdown(quick).await;
+                Err(error)
+            }
+        }
+    }
+
     /// Connect over `transport`, negotiating the revision.
     pub async fn connect(self, transport: Transport) -> Result<Client, ClientError> {
         let capabilities = self.handlers.capabilities();

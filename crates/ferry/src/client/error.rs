@@ -33,6 +33,9 @@ pub enum ClientError {
     /// The server's answer did not have the expected shape.
     #[error("the server's answer is invalid: {0}")]
     InvalidResult(String),
+    /// The server could not be started (a child process).
+    #[error("cannot start the server: {0}")]
+    Spawn(String),
     /// The server kept asking for input (`input_required`) past the bound.
     #[error("the server still asked for input after {0} rounds")]
     TooManyRounds(u32),

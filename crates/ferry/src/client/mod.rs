@@ -43,6 +43,8 @@ mod calls;
 mod connect;
 mod error;
 mod handlers;
+#[cfg(unix)]
+mod supervisor;
 
 use std::sync::{Arc, Mutex};
 
@@ -56,6 +58,8 @@ pub use calls::{MAX_PAGES, Subscription};
 pub use connect::ClientBuilder;
 pub use error::{ClientError, ErrorKind};
 pub use handlers::{ElicitationHandler, RootsHandler, SamplingHandler};
+#[cfg(unix)]
+pub use supervisor::{Backoff, Supervisor};
 
 use crate::engine::{EngineHandle, Peer};
 use handlers::Handlers;
