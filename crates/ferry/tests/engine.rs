@@ -398,3 +398,30 @@ async fn hang_up_cancels_in_flight_work_after_the_grace_period() {
         "no response for the cancelled request"
     );
 }
+
+#[tokio::test]
+async fn calls_after_the_peer_hung_up_fail_at_once() {
+    // A byte-stream transport whose reader ends at once (the peer hung up) while its
+    // writer still accepts frames: later calls must not wait for their timeout.
+    let (ours, _theirs) = tokio::io::duplex(1024);
+    let (_, writer) = tokio::io::split(ours);
+    let transport = Transport::lines(tokio::io::empty(), writer, 1 << 20, 16);
+    let config = EngineConfig {
+        request_timeout: Duration::from_secs(30),
+        ..Default::default()
+    };
+    let engine = Engine::start(transport, TestHandler::default(), config);
+    let peer = engine.peer.clone();
+    engine.task.await.expect("the engine ends when input ends");
+    let started = std::time::Instant::now();
+    let error = peer
+        .request::<_, Value>("echo", &json!({}))
+        .await
+        .expect_err("no peer");
+    assert_eq!(error, CallError::ConnectionClosed);
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+}

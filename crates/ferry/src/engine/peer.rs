@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -52,6 +52,8 @@ pub(crate) struct Shared {
     pending: Mutex<HashMap<RequestId, Pending>>,
     next_id: AtomicI64,
     pub(crate) default_timeout: Duration,
+    /// Set when the connection is gone: later calls fail at once.
+    closed: AtomicBool,
 }
 
 /// A handle to the peer on the other end of a connection. Cheap to clone.
@@ -91,6 +93,7 @@ impl Peer {
                 pending: Mutex::new(HashMap::new()),
                 next_id: AtomicI64::new(1),
                 default_timeout,
+                closed: AtomicBool::new(false),
             }),
         }
     }
@@ -171,6 +174,11 @@ impl Peer {
             peer: self,
             id: Some(id),
         };
+        // Checked after the insert: `close_all` sets the flag before it drains, so a call
+        // either sees the flag or is drained.
+        if self.shared.closed.load(Ordering::Acquire) {
+            return Err(CallError::ConnectionClosed);
+        }
         if self.shared.out.send(frame).await.is_err() {
             return Err(CallError::ConnectionClosed);
         }
@@ -276,6 +284,7 @@ impl Peer {
 
     /// Fail every waiting request: the connection is gone.
     pub(crate) fn close_all(&self) {
+        self.shared.closed.store(true, Ordering::Release);
         let drained: Vec<_> = self.lock().drain().collect();
         for (_, pending) in drained {
             let _ = pending.reply.send(Err(CallError::ConnectionClosed));
