@@ -1,8 +1,10 @@
 //! The `ferry` command.
 //!
-//! Today: `ferry serve` (the reference server on stdio) and `ferry demo` (a scripted
-//! session against it in-process, printing the exact wire bytes). The client, inspector,
-//! conformance checker and bridge commands arrive with their issues.
+//! Today: `ferry serve` (the reference server on stdio), `ferry demo` (a scripted session
+//! against it in-process, printing the exact wire bytes), and the client commands (`ferry
+//! tools`, `call`, `read`, ...: see `client`), which talk to the reference server in-process
+//! or to any stdio server given after `--`. The inspector, conformance checker and bridge
+//! commands arrive with their issues.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -13,6 +15,7 @@ use ferry::engine::{Transport, TransportEvent};
 use tracing_subscriber::layer::{Layer as _, SubscriberExt as _};
 use tracing_subscriber::util::SubscriberInitExt as _;
 
+mod client;
 mod reference;
 
 /// Ferry: the Model Context Protocol, both ends, every revision.
@@ -33,6 +36,8 @@ enum Command {
     },
     /// Play a scripted session against the reference server and print every message.
     Demo,
+    #[command(flatten)]
+    Client(Box<client::ClientCommand>),
 }
 
 fn main() -> ExitCode {
@@ -61,6 +66,7 @@ fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Serve { conformance } => runtime.block_on(serve(conformance)),
         Command::Demo => runtime.block_on(demo()),
+        Command::Client(command) => runtime.block_on(client::run(*command)),
     }
 }
 

@@ -1,0 +1,517 @@
+//! The client commands: `ferry tools|resources|templates|prompts`, `ferry call`, `ferry
+//! read`, `ferry prompt`, `ferry complete`, `ferry ping`, `ferry discover`.
+//!
+//! Every command names its server the same way: `-- command args...` runs a stdio server
+//! as a child process; without it the command talks to the reference server in-process.
+//! Results go to stdout (human output, or the raw result with `--json`); errors, what the
+//! server asks, the wire trace (`-v`) and the progress bar go to stderr.
+//!
+//! Exit codes: 0 success; 1 a JSON-RPC error, a tool result with `isError`, or the server
+//! could not be reached; 2 a usage error; 130 interrupted (Ctrl-C cancels the call in
+//! flight, then the connection is closed and a child server shut down).
+
+mod answers;
+mod args;
+mod output;
+mod render;
+mod target;
+mod trace;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{ArgGroup, Args, Subcommand};
+use ferry::client::{CallOptions, Client, ClientError};
+use ferry::engine::Transport;
+use ferry::protocol::ProtocolVersion;
+use ferry::protocol::methods::ServerNotification;
+use ferry::protocol::types::{JsonObject, Reference};
+use serde_json::{Value, json};
+
+use render::Saver;
+
+/// A client command.
+#[derive(Subcommand)]
+pub(crate) enum ClientCommand {
+    /// List the server's tools.
+    Tools(Common),
+    /// List the server's resources.
+    Resources(Common),
+    /// List the server's resource templates.
+    Templates(Common),
+    /// List the server's prompts.
+    Prompts(Common),
+    /// Call a tool: `ferry call echo text=hi`.
+    Call(CallArgs),
+    /// Read a resource: `ferry read server://info`.
+    Read(ReadArgs),
+    /// Get a prompt: `ferry prompt code_review code='x = 1'`.
+    Prompt(PromptArgs),
+    /// Complete an argument: `ferry complete --prompt code_review language=ru`.
+    Complete(CompleteArgs),
+    /// Check that the server answers.
+    Ping(Common),
+    /// Show what the server is: identity, revision, capabilities, instructions.
+    Discover(Common),
+}
+
+/// The options every client command takes.
+#[derive(Args)]
+pub(crate) struct Common {
+    /// Print the raw JSON result on stdout instead of human output.
+    #[arg(long)]
+    json: bool,
+    /// Speak exactly this protocol revision, e.g. 2025-06-18 (default: negotiate).
+    #[arg(long, value_name = "REVISION")]
+    protocol_version: Option<ProtocolVersion>,
+    /// Timeout of each request in seconds (default 60); progress restarts it for `call`.
+    #[arg(long, value_name = "SECONDS", value_parser = seconds)]
+    timeout: Option<Duration>,
+    /// Trace every message on stderr (`-->` sent, `<--` received).
+    #[arg(short, long)]
+    verbose: bool,
+    /// Answer the server's sampling requests with this text (otherwise they are declined).
+    #[arg(long, value_name = "TEXT")]
+    sampling_reply: Option<String>,
+    /// Accept the server's elicitation requests with this JSON object (otherwise they are
+    /// declined).
+    #[arg(long, value_name = "JSON", value_parser = args::json_object)]
+    elicit_reply: Option<JsonObject>,
+    /// Offer this root to the server (repeatable; a path becomes a file:// URI).
+    #[arg(long = "root", value_name = "URI")]
+    roots: Vec<String>,
+    /// Save images, audio and binary resources in this directory (default: the current one).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// The server: `-- command args...` runs it as a child on stdio (default: the reference
+    /// server, in-process).
+    #[arg(last = true, value_name = "COMMAND")]
+    server: Vec<String>,
+}
+
+/// `ferry call`.
+#[derive(Args)]
+pub(crate) struct CallArgs {
+    /// The tool.
+    tool: String,
+    /// Arguments: a value is JSON when it parses as JSON (unless the tool's schema says
+    /// string), otherwise a string.
+    #[arg(value_name = "KEY=VALUE")]
+    arguments: Vec<String>,
+    /// The arguments as one JSON object instead.
+    #[arg(long = "args", value_name = "JSON", conflicts_with = "arguments")]
+    json_args: Option<String>,
+    #[command(flatten)]
+    common: Common,
+}
+
+/// `ferry read`.
+#[derive(Args)]
+pub(crate) struct ReadArgs {
+    /// The resource's URI.
+    uri: String,
+    #[command(flatten)]
+    common: Common,
+}
+
+/// `ferry prompt`.
+#[derive(Args)]
+pub(crate) struct PromptArgs {
+    /// The prompt.
+    name: String,
+    /// Arguments (strings).
+    #[arg(value_name = "KEY=VALUE")]
+    arguments: Vec<String>,
+    #[command(flatten)]
+    common: Common,
+}
+
+/// `ferry complete`.
+#[derive(Args)]
+#[command(group(ArgGroup::new("reference").required(true).args(["prompt", "template"])))]
+pub(crate) struct CompleteArgs {
+    /// Complete an argument of this prompt.
+    #[arg(long, value_name = "NAME")]
+    prompt: Option<String>,
+    /// Complete a variable of this resource template.
+    #[arg(long, value_name = "URI", alias = "resource")]
+    template: Option<String>,
+    /// The argument and what is typed so far: `language=ru` (`language` for nothing yet).
+    #[arg(value_name = "ARG=VALUE")]
+    argument: String,
+    /// Arguments already chosen (repeatable).
+    #[arg(long = "context", value_name = "KEY=VALUE")]
+    context: Vec<String>,
+    #[command(flatten)]
+    common: Common,
+}
+
+fn seconds(text: &str) -> Result<Duration, String> {
+    text.parse::<f64>()
+        .ok()
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("expected a positive number of seconds, got {text:?}"))
+}
+
+/// What a command does once connected, its arguments checked.
+enum Operation {
+    Tools,
+    Resources,
+    Templates,
+    Prompts,
+    Call { tool: String, arguments: Arguments },
+    Read(String),
+    Prompt(String, BTreeMap<String, String>),
+    Complete(Reference, String, String, Option<BTreeMap<String, String>>),
+    Ping,
+    Discover,
+}
+
+/// A tool's arguments: pairs to type with the tool's schema, or a JSON object.
+enum Arguments {
+    Pairs(Vec<(String, String)>),
+    Json(JsonObject),
+}
+
+/// How a command ended.
+enum Outcome {
+    Done,
+    Failed,
+    Interrupted,
+}
+
+impl ClientCommand {
+    /// The common options and the operation; a usage error is a message.
+    fn split(self) -> Result<(Common, Operation), String> {
+        Ok(match self {
+            ClientCommand::Tools(c) => (c, Operation::Tools),
+            ClientCommand::Resources(c) => (c, Operation::Resources),
+            ClientCommand::Templates(c) => (c, Operation::Templates),
+            ClientCommand::Prompts(c) => (c, Operation::Prompts),
+            ClientCommand::Ping(c) => (c, Operation::Ping),
+            ClientCommand::Discover(c) => (c, Operation::Discover),
+            ClientCommand::Call(a) => {
+                let arguments = match &a.json_args {
+                    Some(text) => Arguments::Json(
+                        args::json_object(text).map_err(|e| format!("--args: {e}"))?,
+                    ),
+                    None => Arguments::Pairs(args::pairs(&a.arguments)?),
+                };
+                let tool = a.tool;
+                (a.common, Operation::Call { tool, arguments })
+            }
+            ClientCommand::Read(a) => (a.common, Operation::Read(a.uri)),
+            ClientCommand::Prompt(a) => {
+                let arguments = args::strings(&a.arguments)?;
+                (a.common, Operation::Prompt(a.name, arguments))
+            }
+            ClientCommand::Complete(a) => {
+                let reference = match (a.prompt, a.template) {
+                    (Some(name), _) => Reference::prompt(name),
+                    (None, Some(uri)) => Reference::resource(uri),
+                    (None, None) => return Err("--prompt or --template is required".into()),
+                };
+                let (name, value) = match a.argument.split_once('=') {
+                    Some((name, value)) => (name.to_owned(), value.to_owned()),
+                    None => (a.argument.clone(), String::new()),
+                };
+                if name.is_empty() {
+                    return Err(format!("expected ARG=VALUE, got {:?}", a.argument));
+                }
+                let context = (!a.context.is_empty())
+                    .then(|| args::strings(&a.context))
+                    .transpose()?;
+                (
+                    a.common,
+                    Operation::Complete(reference, name, value, context),
+                )
+            }
+        })
+    }
+}
+
+/// Run a client command.
+pub(crate) async fn run(command: ClientCommand) -> ExitCode {
+    let (common, operation) = match command.split() {
+        Ok(split) => split,
+        Err(usage) => {
+            output::note(&format!(
+                "error: {usage}\n\nFor more information, try '--help'."
+            ));
+            return ExitCode::from(2);
+        }
+    };
+    let (target, transport) = match target::start(&common) {
+        Ok(started) => started,
+        Err(e) => {
+            output::note(&format!("ferry: {e}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    let interrupt = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    let outcome = tokio::select! {
+        outcome = perform(&common, operation, transport, &target) => outcome,
+        () = interrupt => Outcome::Interrupted,
+    };
+    output::clear_progress();
+    let interrupted = matches!(outcome, Outcome::Interrupted);
+    if interrupted {
+        output::note("ferry: interrupted; the request in flight was cancelled");
+    }
+    target.close(interrupted).await;
+    match outcome {
+        Outcome::Done => ExitCode::SUCCESS,
+        Outcome::Failed => ExitCode::FAILURE,
+        Outcome::Interrupted => ExitCode::from(130),
+    }
+}
+
+async fn perform(
+    common: &Common,
+    operation: Operation,
+    transport: Transport,
+    target: &target::Target,
+) -> Outcome {
+    let client = match target::connect(common, transport).await {
+        Ok(client) => client,
+        Err(e) => {
+            output::client_error("connecting", &e, false);
+            if let Some(status) = target.child_status() {
+                output::note(&format!("ferry: {status}"));
+            }
+            return Outcome::Failed;
+        }
+    };
+    let logs = print_logs(&client);
+    let outcome = match execute(common, operation, &client).await {
+        Ok(outcome) => outcome,
+        Err((what, error)) => {
+            output::client_error(&what, &error, common.json);
+            Outcome::Failed
+        }
+    };
+    logs.abort();
+    outcome
+}
+
+/// The server's log messages on stderr.
+fn print_logs(client: &Client) -> tokio::task::JoinHandle<()> {
+    let mut notifications = client.notifications();
+    tokio::spawn(async move {
+        while let Ok(notification) = notifications.recv().await {
+            if let ServerNotification::LoggingMessage(log) = notification {
+                let level = serde_json::to_value(log.level).unwrap_or_default();
+                let level = level.as_str().unwrap_or("log");
+                let data = match &log.data {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                match &log.logger {
+                    Some(logger) => output::note(&format!("[{level}] {logger}: {data}")),
+                    None => output::note(&format!("[{level}] {data}")),
+                }
+            }
+        }
+    })
+}
+
+type Failure = (String, ClientError);
+
+fn failed(what: impl Into<String>) -> impl FnOnce(ClientError) -> Failure {
+    move |e| (what.into(), e)
+}
+
+async fn execute(
+    common: &Common,
+    operation: Operation,
+    client: &Client,
+) -> Result<Outcome, Failure> {
+    let as_json = common.json;
+    match operation {
+        Operation::Tools => {
+            let tools = client
+                .list_all_tools()
+                .await
+                .map_err(failed("tools/list"))?;
+            if as_json {
+                output::json(&json!({ "tools": tools }));
+            } else {
+                render::tools(&tools);
+            }
+        }
+        Operation::Resources => {
+            let resources = client
+                .list_all_resources()
+                .await
+                .map_err(failed("resources/list"))?;
+            if as_json {
+                output::json(&json!({ "resources": resources }));
+            } else {
+                render::resources(&resources);
+            }
+        }
+        Operation::Templates => {
+            let templates = client
+                .list_all_resource_templates()
+                .await
+                .map_err(failed("resources/templates/list"))?;
+            if as_json {
+                output::json(&json!({ "resourceTemplates": templates }));
+            } else {
+                render::templates(&templates);
+            }
+        }
+        Operation::Prompts => {
+            let prompts = client
+                .list_all_prompts()
+                .await
+                .map_err(failed("prompts/list"))?;
+            if as_json {
+                output::json(&json!({ "prompts": prompts }));
+            } else {
+                render::prompts(&prompts);
+            }
+        }
+        Operation::Call { tool, arguments } => {
+            return call(common, client, &tool, arguments).await;
+        }
+        Operation::Read(uri) => {
+            let result = client
+                .read_resource(&uri)
+                .await
+                .map_err(failed("resources/read"))?;
+            if as_json {
+                output::json(&result);
+            } else {
+                let stem = uri.rsplit(['/', ':']).find(|s| !s.is_empty());
+                let stem = stem.map(|s| s.split('.').next().unwrap_or(s));
+                let mut saver = Saver::new(common.out.as_deref(), stem.unwrap_or("resource"));
+                render::read(&result, &mut saver);
+                return Ok(saved(&saver));
+            }
+        }
+        Operation::Prompt(name, arguments) => {
+            let result = client
+                .get_prompt(&name, arguments)
+                .await
+                .map_err(failed("prompts/get"))?;
+            if as_json {
+                output::json(&result);
+            } else {
+                let mut saver = Saver::new(common.out.as_deref(), &name);
+                render::prompt(&result, &mut saver);
+                return Ok(saved(&saver));
+            }
+        }
+        Operation::Complete(reference, argument, value, context) => {
+            let result = client
+                .complete(reference, &argument, &value, context)
+                .await
+                .map_err(failed("completion/complete"))?;
+            if as_json {
+                output::json(&result);
+            } else {
+                render::completion(&result);
+            }
+        }
+        Operation::Ping => {
+            let started = std::time::Instant::now();
+            client.ping().await.map_err(failed("ping"))?;
+            let elapsed = started.elapsed();
+            if as_json {
+                output::json(&json!({}));
+            } else {
+                render::pong(client, elapsed);
+            }
+        }
+        Operation::Discover => return discover(common, client).await,
+    }
+    Ok(Outcome::Done)
+}
+
+fn saved(saver: &Saver) -> Outcome {
+    if saver.failed {
+        Outcome::Failed
+    } else {
+        Outcome::Done
+    }
+}
+
+async fn call(
+    common: &Common,
+    client: &Client,
+    tool: &str,
+    arguments: Arguments,
+) -> Result<Outcome, Failure> {
+    let arguments = match arguments {
+        Arguments::Json(object) => Value::Object(object),
+        Arguments::Pairs(pairs) if pairs.is_empty() => json!({}),
+        Arguments::Pairs(pairs) => {
+            // The schema decides string or JSON; an unknown tool is the server's to refuse.
+            let tools = client
+                .list_all_tools()
+                .await
+                .map_err(failed("tools/list"))?;
+            let schema = tools
+                .iter()
+                .find(|t| t.name == tool)
+                .map(|t| &t.input_schema);
+            args::tool_arguments(&pairs, schema)
+        }
+    };
+    let (updates, progress) = tokio::sync::mpsc::channel(64);
+    let bar = output::progress(progress);
+    let options = CallOptions {
+        progress: Some(updates),
+        reset_timeout_on_progress: true,
+        ..Default::default()
+    };
+    let result = client.call_tool_with(tool, arguments, options).await;
+    // Every update was handed over before the call returned; let the bar take them.
+    let _ = bar.await;
+    output::clear_progress();
+    let result = result.map_err(failed(format!("tools/call {tool}")))?;
+    let mut saver = Saver::new(common.out.as_deref(), tool);
+    if common.json {
+        output::json(&result);
+    } else {
+        render::call(&result, &mut saver);
+    }
+    if result.is_error == Some(true) {
+        output::note(&format!(
+            "ferry: the tool {tool} reported an error (isError)"
+        ));
+        return Ok(Outcome::Failed);
+    }
+    Ok(saved(&saver))
+}
+
+async fn discover(common: &Common, client: &Client) -> Result<Outcome, Failure> {
+    let discovered = if client.version().has(ferry::protocol::Feature::Discover) {
+        Some(client.discover().await.map_err(failed("server/discover"))?)
+    } else {
+        None
+    };
+    if common.json {
+        match &discovered {
+            Some(result) => output::json(result),
+            // The session era has no discover: what `initialize` said, in its shape.
+            None => output::json(&json!({
+                "protocolVersion": client.version().as_str(),
+                "capabilities": client.server_capabilities(),
+                "serverInfo": client.server_info(),
+                "instructions": client.instructions(),
+            })),
+        }
+    } else {
+        render::discovered(client, discovered.as_ref());
+    }
+    Ok(Outcome::Done)
+}

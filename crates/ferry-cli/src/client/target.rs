@@ -1,0 +1,132 @@
+//! Which server a command talks to, named the same way by every command: `-- command
+//! args...` runs a stdio server as a child process; nothing runs the reference server in
+//! this process. Also connecting the client, and closing: the child is shut down the MCP
+//! stdio way (stdin closed, then `SIGTERM`, then `SIGKILL`).
+
+use std::time::Duration;
+
+use ferry::client::{Client, ClientError};
+use ferry::engine::{
+    ChildCommand, ChildProcess, EngineHandle, ShutdownTimeouts, StderrMode, Transport,
+};
+use tokio::task::JoinHandle;
+
+use super::{Common, answers, output, trace};
+
+/// Frames of the in-process pair and of the child's pipes.
+const QUEUE: usize = 64;
+
+/// The shutdown of a child after Ctrl-C: short, so the command exits promptly.
+const INTERRUPTED: ShutdownTimeouts = ShutdownTimeouts {
+    after_stdin_close: Duration::from_millis(700),
+    after_sigterm: Duration::from_millis(500),
+    after_sigkill: Duration::from_millis(500),
+};
+
+/// How long closing waits for the trace relay to pass on the last frames.
+const RELAY_GRACE: Duration = Duration::from_millis(300);
+
+/// A started target: what must stay alive while the client talks to it.
+pub(crate) struct Target {
+    child: Option<ChildProcess>,
+    /// The in-process reference server.
+    _server: Option<EngineHandle>,
+    relay: Option<JoinHandle<()>>,
+}
+
+/// Start the target named by `common` and return the client's transport.
+pub(crate) fn start(common: &Common) -> Result<(Target, Transport), String> {
+    let (transport, child, server) = match common.server.split_first() {
+        Some((program, args)) => {
+            // The child's stderr is the user's: a server's own diagnostics stay visible.
+            let command = ChildCommand::new(program)
+                .args(args)
+                .stderr(StderrMode::Inherit);
+            let max = ferry::engine::EngineConfig::default().max_message_bytes;
+            let (transport, child) =
+                ChildProcess::spawn(&command, max, QUEUE).map_err(|e| e.to_string())?;
+            if common.verbose {
+                output::note(&format!("ferry: started {program} (pid {})", child.id()));
+            }
+            (transport, Some(child), None)
+        }
+        None => {
+            let (client_side, server_side) = Transport::pair(QUEUE);
+            let server = crate::reference::server().serve(server_side);
+            (client_side, None, Some(server))
+        }
+    };
+    let (transport, relay) = if common.verbose {
+        let (transport, relay) = trace::wrap(transport);
+        (transport, Some(relay))
+    } else {
+        (transport, None)
+    };
+    let target = Target {
+        child,
+        _server: server,
+        relay,
+    };
+    Ok((target, transport))
+}
+
+/// Connect a client over `transport` with the options of `common`.
+pub(crate) async fn connect(common: &Common, transport: Transport) -> Result<Client, ClientError> {
+    let mut builder = Client::builder("ferry-cli", env!("CARGO_PKG_VERSION"));
+    if let Some(version) = common.protocol_version {
+        builder = builder.version(version);
+    }
+    if let Some(timeout) = common.timeout {
+        builder = builder.timeout(timeout);
+    }
+    let builder = answers::register(
+        builder,
+        common.sampling_reply.clone(),
+        common.elicit_reply.clone(),
+        &common.roots,
+    );
+    let client = builder.connect(transport).await?;
+    if common.verbose {
+        let server = client
+            .server_info()
+            .map(|i| format!("{} {}", i.name, i.version))
+            .unwrap_or_else(|| "the server".into());
+        output::note(&format!(
+            "ferry: connected to {server}, protocol {}",
+            client.version().as_str()
+        ));
+    }
+    Ok(client)
+}
+
+impl Target {
+    /// Whether the child has exited, and how (for an error message).
+    pub(crate) fn child_status(&self) -> Option<String> {
+        let child = self.child.as_ref()?;
+        match child.try_wait() {
+            Ok(Some(status)) => Some(format!("the server process exited ({status})")),
+            _ => None,
+        }
+    }
+
+    /// Close the connection (the client must be dropped already): let the trace relay pass
+    /// on the last frames, then shut the child down.
+    pub(crate) async fn close(self, interrupted: bool) {
+        if let Some(relay) = self.relay {
+            let _ = tokio::time::timeout(RELAY_GRACE, relay).await;
+        }
+        let Some(child) = self.child else { return };
+        let timeouts = if interrupted {
+            INTERRUPTED
+        } else {
+            ShutdownTimeouts::default()
+        };
+        let pid = child.id();
+        match child.shutdown(timeouts).await {
+            Ok(shutdown) => tracing::debug!(pid, ?shutdown, "the server process ended"),
+            Err(e) => output::note(&format!(
+                "ferry: the server process (pid {pid}) did not end: {e}"
+            )),
+        }
+    }
+}
