@@ -18,9 +18,9 @@
 
 pub use ferry_protocol as protocol;
 
-#[cfg(feature = "engine")]
-pub mod engine;
 #[cfg(feature = "client")]
 pub mod client;
+#[cfg(feature = "engine")]
+pub mod engine;
 #[cfg(feature = "server")]
 pub mod server;
