@@ -7,7 +7,8 @@
 //! - [`server`] (feature `server`, on by default): the server, for clients of both eras.
 //! - [`client`] (feature `client`, on by default): the client, for servers of both eras.
 //!
-//! The HTTP transports arrive with their issue.
+//! - [`http`] (feature `http-server`): the Streamable HTTP server transport, on axum
+//!   (2026-07-28 stateless requests today; the session era and the client to come).
 //!
 //! ```
 //! use ferry::protocol::{ProtocolVersion, VersionSet, Era};
@@ -22,5 +23,7 @@ pub use ferry_protocol as protocol;
 pub mod client;
 #[cfg(feature = "engine")]
 pub mod engine;
+#[cfg(feature = "http-server")]
+pub mod http;
 #[cfg(feature = "server")]
 pub mod server;

@@ -1,0 +1,197 @@
+//! Checks made before a request reaches MCP: `Origin` and `Host` (DNS rebinding, 403),
+//! `Accept` (406), `Content-Type` (415) and the body size limit (413).
+
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::Response;
+use ferry_protocol::jsonrpc::ErrorObject;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+
+use super::stateless::error_response;
+use super::{HttpConfig, Shared};
+
+/// Middleware on the MCP endpoint, for every method: refuse a foreign `Origin` or `Host`.
+pub(crate) async fn origin_and_host(
+    State(shared): State<Arc<Shared>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if let Err(refusal) = check_origin_and_host(&shared.config, request.headers()) {
+        return error_response(
+            StatusCode::FORBIDDEN,
+            None,
+            ErrorObject::invalid_request(refusal),
+        );
+    }
+    next.run(request).await
+}
+
+fn check_origin_and_host(config: &HttpConfig, headers: &HeaderMap) -> Result<(), String> {
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or("");
+        let allowed = config.any_origin
+            || origin_host(origin).is_some_and(is_loopback)
+            || config
+                .allowed_origins
+                .iter()
+                .any(|o| o.trim_end_matches('/').eq_ignore_ascii_case(origin));
+        if !allowed {
+            return Err(format!("Origin {origin:?} is not allowed"));
+        }
+    }
+    if !config.any_host
+        && let Some(host) = headers.get(header::HOST)
+    {
+        let host = host.to_str().unwrap_or("");
+        let name = strip_port(host);
+        let allowed = is_loopback(name)
+            || config
+                .allowed_hosts
+                .iter()
+                .any(|h| h.eq_ignore_ascii_case(host) || h.eq_ignore_ascii_case(name));
+        if !allowed {
+            return Err(format!("Host {host:?} is not allowed"));
+        }
+    }
+    Ok(())
+}
+
+/// The host of an origin (`scheme://host[:port]`), without the port.
+fn origin_host(origin: &str) -> Option<&str> {
+    let (_, authority) = origin.split_once("://")?;
+    Some(strip_port(authority.trim_end_matches('/')))
+}
+
+fn strip_port(authority: &str) -> &str {
+    if let Some(rest) = authority.strip_prefix('[') {
+        // [v6]:port
+        return rest.split(']').next().unwrap_or("");
+    }
+    authority.rsplit_once(':').map_or(authority, |(h, _)| h)
+}
+
+fn is_loopback(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Whether `Accept` lists both `application/json` and `text/event-stream` (or ranges
+/// covering them). A missing `Accept` accepts everything (RFC 9110).
+pub(crate) fn accepts_both(headers: &HeaderMap) -> bool {
+    let mut json = false;
+    let mut sse = false;
+    let mut any_header = false;
+    for value in headers.get_all(header::ACCEPT) {
+        any_header = true;
+        for range in value.to_str().unwrap_or("").split(',') {
+            let mut parts = range.split(';');
+            let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+            let refused = parts.any(|p| {
+                p.trim()
+                    .strip_prefix("q=")
+                    .and_then(|q| q.trim().parse::<f32>().ok())
+                    .is_some_and(|q| q == 0.0)
+            });
+            if refused {
+                continue;
+            }
+            match media.as_str() {
+                "*/*" => (json, sse) = (true, true),
+                "application/*" | "application/json" => json = true,
+                "text/*" | "text/event-stream" => sse = true,
+                _ => {}
+            }
+        }
+    }
+    !any_header || (json && sse)
+}
+
+/// Whether the body is declared JSON (`application/json`, any parameters).
+pub(crate) fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// Read the body, at most `limit` bytes: 413 beyond it.
+pub(crate) async fn read_body(body: Body, limit: usize) -> Result<Bytes, Response> {
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(error_response(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            None,
+            ErrorObject::invalid_request(format!("the body exceeds the limit of {limit} bytes")),
+        )),
+        Err(e) => Err(error_response(
+            StatusCode::BAD_REQUEST,
+            None,
+            ErrorObject::invalid_request(format!("the body could not be read: {e}")),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn with(name: header::HeaderName, value: &'static str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(name, HeaderValue::from_static(value));
+        h
+    }
+
+    #[test]
+    fn origins_and_hosts() {
+        let config = HttpConfig::default().allow_origin("https://app.example.com");
+        for ok in [
+            "http://localhost:3000",
+            "http://127.0.0.1",
+            "http://[::1]:8080",
+            "https://app.example.com",
+        ] {
+            assert!(
+                check_origin_and_host(&config, &with(header::ORIGIN, ok)).is_ok(),
+                "{ok}"
+            );
+        }
+        for bad in [
+            "https://evil.example",
+            "null",
+            "http://localhost.evil.example",
+        ] {
+            assert!(
+                check_origin_and_host(&config, &with(header::ORIGIN, bad)).is_err(),
+                "{bad}"
+            );
+        }
+        assert!(check_origin_and_host(&config, &with(header::HOST, "127.0.0.1:9")).is_ok());
+        assert!(check_origin_and_host(&config, &with(header::HOST, "[::1]:9")).is_ok());
+        assert!(check_origin_and_host(&config, &with(header::HOST, "evil.example")).is_err());
+        let open = HttpConfig::default().allow_host("mcp.example.com");
+        assert!(check_origin_and_host(&open, &with(header::HOST, "mcp.example.com:443")).is_ok());
+    }
+
+    #[test]
+    fn accept() {
+        assert!(accepts_both(&HeaderMap::new()));
+        assert!(accepts_both(&with(
+            header::ACCEPT,
+            "application/json, text/event-stream"
+        )));
+        assert!(accepts_both(&with(header::ACCEPT, "*/*")));
+        assert!(!accepts_both(&with(header::ACCEPT, "application/json")));
+        assert!(!accepts_both(&with(
+            header::ACCEPT,
+            "application/json, text/event-stream;q=0"
+        )));
+    }
+}

@@ -1,0 +1,267 @@
+//! The request metadata headers of 2026-07-28 (`MCP-Protocol-Version`, `Mcp-Method`,
+//! `Mcp-Name`, `Mcp-Param-{Name}`): decoding (plain visible ASCII, or the
+//! `=?base64?...?=` sentinel form) and validation against the body. Every failure is a
+//! `HeaderMismatch` (`-32020`), answered with HTTP 400.
+
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
+use ferry_protocol::error_codes::HEADER_MISMATCH;
+use ferry_protocol::jsonrpc::ErrorObject;
+use ferry_protocol::types::JsonObject;
+use serde_json::Value;
+
+/// `MCP-Protocol-Version`.
+pub(crate) const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+/// `Mcp-Method`.
+pub(crate) const METHOD: &str = "mcp-method";
+/// `Mcp-Name`.
+pub(crate) const NAME: &str = "mcp-name";
+/// The prefix of `Mcp-Param-{Name}`.
+pub(crate) const PARAM_PREFIX: &str = "mcp-param-";
+
+const SENTINEL_START: &str = "=?base64?";
+const SENTINEL_END: &str = "?=";
+
+/// A `-32020` error.
+pub(crate) fn mismatch(message: impl std::fmt::Display) -> ErrorObject {
+    ErrorObject::new(HEADER_MISMATCH, format!("Header mismatch: {message}"))
+}
+
+/// A header value as text: visible ASCII, space and tab only (RFC 9110), the base64
+/// sentinel form decoded when `encoded` allows it (`Mcp-Name`, `Mcp-Param-*`).
+pub(crate) fn decode(
+    name: &str,
+    value: &HeaderValue,
+    encoded: bool,
+) -> Result<String, ErrorObject> {
+    let bytes = value.as_bytes();
+    if !bytes
+        .iter()
+        .all(|&b| b == b'\t' || (0x20..=0x7e).contains(&b))
+    {
+        return Err(mismatch(format!(
+            "{name} header contains invalid characters"
+        )));
+    }
+    // Checked above: ASCII.
+    let text = String::from_utf8_lossy(bytes).into_owned();
+    if !encoded {
+        return Ok(text);
+    }
+    let Some(inner) = text
+        .strip_prefix(SENTINEL_START)
+        .and_then(|rest| rest.strip_suffix(SENTINEL_END))
+    else {
+        return Ok(text);
+    };
+    let raw = STANDARD
+        .decode(inner)
+        .or_else(|_| STANDARD_NO_PAD.decode(inner))
+        .map_err(|_| mismatch(format!("{name} header has invalid base64")))?;
+    String::from_utf8(raw).map_err(|_| mismatch(format!("{name} header is not UTF-8 once decoded")))
+}
+
+fn header<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a HeaderValue>, ErrorObject> {
+    let mut values = headers.get_all(name).iter();
+    let first = values.next();
+    if values.next().is_some() {
+        return Err(mismatch(format!("{name} header appears more than once")));
+    }
+    Ok(first)
+}
+
+/// The `MCP-Protocol-Version` header, if present.
+pub(crate) fn protocol_version(headers: &HeaderMap) -> Result<Option<String>, ErrorObject> {
+    header(headers, PROTOCOL_VERSION)?
+        .map(|v| decode("MCP-Protocol-Version", v, false))
+        .transpose()
+}
+
+/// Check `Mcp-Method`, `Mcp-Name` and (for `tools/call`, against the tool's
+/// `x-mcp-header` annotations in `input_schema`) `Mcp-Param-*` against the request body.
+pub(crate) fn validate(
+    headers: &HeaderMap,
+    method: &str,
+    params: Option<&Value>,
+    input_schema: Option<&JsonObject>,
+) -> Result<(), ErrorObject> {
+    let Some(header_method) = header(headers, METHOD)? else {
+        return Err(mismatch("the Mcp-Method header is required"));
+    };
+    let header_method = decode("Mcp-Method", header_method, false)?;
+    if header_method != method {
+        return Err(mismatch(format!(
+            "Mcp-Method header value {header_method:?} does not match body value {method:?}"
+        )));
+    }
+    let name_field = match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    };
+    if let Some(field) = name_field {
+        let body = params.and_then(|p| p.get(field)).and_then(Value::as_str);
+        let Some(value) = header(headers, NAME)? else {
+            return Err(mismatch(format!(
+                "the Mcp-Name header is required for {method}"
+            )));
+        };
+        let value = decode("Mcp-Name", value, true)?;
+        if body != Some(value.as_str()) {
+            return Err(mismatch(format!(
+                "Mcp-Name header value {value:?} does not match body value {}",
+                body.map_or_else(|| "(absent)".to_owned(), |b| format!("{b:?}"))
+            )));
+        }
+    }
+    if method == "tools/call"
+        && let Some(schema) = input_schema
+    {
+        let arguments = params.and_then(|p| p.get("arguments"));
+        let mut annotated = Vec::new();
+        annotations(schema, &mut Vec::new(), &mut annotated);
+        for (param, path) in annotated {
+            check_param(headers, &param, &path, arguments)?;
+        }
+    }
+    Ok(())
+}
+
+/// Every `x-mcp-header` reachable from the schema root through `properties` only, with
+/// its property path.
+fn annotations(schema: &JsonObject, path: &mut Vec<String>, out: &mut Vec<(String, Vec<String>)>) {
+    let Some(Value::Object(properties)) = schema.get("properties") else {
+        return;
+    };
+    for (key, property) in properties {
+        let Value::Object(property) = property else {
+            continue;
+        };
+        path.push(key.clone());
+        if let Some(Value::String(name)) = property.get("x-mcp-header") {
+            out.push((name.clone(), path.clone()));
+        }
+        annotations(property, path, out);
+        path.pop();
+    }
+}
+
+fn check_param(
+    headers: &HeaderMap,
+    param: &str,
+    path: &[String],
+    arguments: Option<&Value>,
+) -> Result<(), ErrorObject> {
+    let display = format!("Mcp-Param-{param}");
+    // An annotation that makes no valid header name is an invalid tool definition; a
+    // client rejects the tool, so no request can mirror it.
+    let Ok(name) = HeaderName::try_from(format!("{PARAM_PREFIX}{param}").to_ascii_lowercase())
+    else {
+        return Ok(());
+    };
+    let body = path
+        .iter()
+        .try_fold(arguments, |value, key| Some(value?.get(key)))
+        .flatten()
+        .filter(|v| !v.is_null());
+    let value = header(headers, name.as_str())?
+        .map(|v| decode(&display, v, true))
+        .transpose()?;
+    match (body, value) {
+        (None, None) => Ok(()),
+        (Some(_), None) => Err(mismatch(format!(
+            "the {display} header is required: the body has a value for it"
+        ))),
+        (None, Some(value)) => Err(mismatch(format!(
+            "{display} header value {value:?} has no corresponding body value"
+        ))),
+        (Some(body), Some(value)) => {
+            let matches = match body {
+                Value::String(s) => *s == value,
+                Value::Bool(b) => value == if *b { "true" } else { "false" },
+                Value::Number(n) => match (n.as_f64(), value.trim().parse::<f64>()) {
+                    (Some(a), Ok(b)) => a == b,
+                    _ => false,
+                },
+                _ => false,
+            };
+            if matches {
+                Ok(())
+            } else {
+                Err(mismatch(format!(
+                    "{display} header value {value:?} does not match body value {body}"
+                )))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (k, v) in pairs {
+            map.append(
+                HeaderName::try_from(*k).unwrap(),
+                HeaderValue::from_str(v).unwrap(),
+            );
+        }
+        map
+    }
+
+    #[test]
+    fn decodes_the_sentinel_form() {
+        let v = HeaderValue::from_static("=?base64?SGVsbG8sIOS4lueVjA==?=");
+        assert_eq!(decode("x", &v, true).unwrap(), "Hello, 世界");
+        assert_eq!(
+            decode("x", &v, false).unwrap(),
+            "=?base64?SGVsbG8sIOS4lueVjA==?="
+        );
+        let v = HeaderValue::from_static("=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=");
+        assert_eq!(decode("x", &v, true).unwrap(), "=?base64?literal?=");
+        let bad = HeaderValue::from_static("=?base64?***?=");
+        assert_eq!(decode("x", &bad, true).unwrap_err().code, HEADER_MISMATCH);
+        let control = HeaderValue::from_bytes(b"a\x80b").unwrap();
+        assert!(decode("x", &control, true).is_err());
+    }
+
+    #[test]
+    fn validates_method_name_and_params() {
+        let schema: JsonObject = serde_json::from_value(json!({
+            "type": "object",
+            "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"},
+                "n": {"type": "integer", "x-mcp-header": "N"},
+                "deep": {"type": "object", "properties": {
+                    "flag": {"type": "boolean", "x-mcp-header": "Flag"}}}
+            }
+        }))
+        .unwrap();
+        let params = json!({"name": "sql", "arguments": {"region": "us-west1", "n": 42,
+            "deep": {"flag": true}}});
+        let ok = headers(&[
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "sql"),
+            ("mcp-param-region", "us-west1"),
+            ("mcp-param-n", "42.0"),
+            ("mcp-param-flag", "true"),
+            ("mcp-param-unknown", "ignored"),
+        ]);
+        validate(&ok, "tools/call", Some(&params), Some(&schema)).unwrap();
+        let missing = headers(&[("mcp-method", "tools/call"), ("mcp-name", "sql")]);
+        assert!(validate(&missing, "tools/call", Some(&params), Some(&schema)).is_err());
+        let wrong = headers(&[("mcp-method", "tools/list")]);
+        assert!(validate(&wrong, "tools/call", Some(&params), None).is_err());
+        let encoded = headers(&[
+            ("mcp-method", "prompts/get"),
+            ("mcp-name", "=?base64?c3Fs?="),
+        ]);
+        validate(&encoded, "prompts/get", Some(&params), None).unwrap();
+        let twice = headers(&[("mcp-method", "tools/list"), ("mcp-method", "tools/list")]);
+        assert!(validate(&twice, "tools/list", None, None).is_err());
+    }
+}

@@ -1,0 +1,52 @@
+//! Server-Sent Events framing: one JSON-RPC message per `message` event, and comment lines
+//! as keep-alives. (Event ids arrive with the session era's resumable streams.)
+
+use axum::body::Bytes;
+use axum::http::{HeaderValue, header};
+use axum::response::Response;
+
+/// The bytes of one event carrying `data` (a JSON text: one `data:` line per line of it).
+pub(crate) fn event(data: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(data.len() + 24);
+    out.extend_from_slice(b"event: message\n");
+    for line in data.split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        out.extend_from_slice(b"data: ");
+        out.extend_from_slice(line);
+        out.push(b'\n');
+    }
+    out.push(b'\n');
+    Bytes::from(out)
+}
+
+/// A keep-alive: a comment line, ignored by clients.
+pub(crate) fn keep_alive() -> Bytes {
+    Bytes::from_static(b":\n\n")
+}
+
+/// Set the headers of an SSE response.
+pub(crate) fn headers(response: &mut Response) {
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    // Ask reverse proxies (nginx) not to buffer the stream.
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn frames_events() {
+        assert_eq!(
+            &super::event(b"{\"a\":1}")[..],
+            b"event: message\ndata: {\"a\":1}\n\n"
+        );
+        assert_eq!(
+            &super::event(b"1\n2")[..],
+            b"event: message\ndata: 1\ndata: 2\n\n"
+        );
+    }
+}

@@ -1,0 +1,342 @@
+//! The POST path of 2026-07-28: one JSON-RPC request per POST, answered with one JSON
+//! object or an SSE stream scoped to that request.
+//!
+//! Each request runs on its own in-memory connection to the [`Server`] (a per-request
+//! engine: `Server::serve` on a channel transport). The request frame goes in; frames come
+//! out until the response with its id. Dropping the HTTP response (the client hung up)
+//! drops the [`Exchange`], which tells the engine `notifications/cancelled` for the request
+//! and closes the connection: the handler is cancelled at once.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use ferry_protocol::jsonrpc::{ErrorObject, ErrorResponse};
+use ferry_protocol::types::keys;
+use ferry_protocol::{Era, ProtocolVersion, RequestId, error_codes};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::{Shared, guard, headers, sse};
+use crate::engine::{Frame, Transport, TransportEvent};
+use crate::server::Server;
+
+/// A JSON-RPC error as an HTTP response.
+pub(crate) fn error_response(
+    status: StatusCode,
+    id: Option<RequestId>,
+    error: ErrorObject,
+) -> Response {
+    let body = serde_json::to_vec(&ErrorResponse::new(id, error)).unwrap_or_default();
+    json_response(status, body)
+}
+
+fn json_response(status: StatusCode, body: Vec<u8>) -> Response {
+    let mut response = (status, body).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// The HTTP status of a JSON-RPC error answered as a whole response.
+fn status_of(code: i64) -> StatusCode {
+    match code {
+        error_codes::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        error_codes::HEADER_MISMATCH
+        | error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY
+        | error_codes::UNSUPPORTED_PROTOCOL_VERSION
+        | error_codes::INVALID_PARAMS
+        | error_codes::INVALID_REQUEST
+        | error_codes::PARSE_ERROR => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    }
+}
+
+/// `POST` on the MCP endpoint.
+pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    if !guard::accepts_both(&parts.headers) {
+        return error_response(
+            StatusCode::NOT_ACCEPTABLE,
+            None,
+            ErrorObject::invalid_request(
+                "the Accept header must list both application/json and text/event-stream",
+            ),
+        );
+    }
+    if !guard::is_json(&parts.headers) {
+        return error_response(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            None,
+            ErrorObject::invalid_request("the body must be application/json"),
+        );
+    }
+    let bytes = match guard::read_body(body, shared.config.max_body_bytes).await {
+        Ok(bytes) => bytes,
+        Err(response) => return response,
+    };
+    let message: Value = match serde_json::from_slice(&bytes) {
+        Ok(value) => value,
+        Err(e) => {
+            return error_response(StatusCode::BAD_REQUEST, None, ErrorObject::parse_error(e));
+        }
+    };
+    let Value::Object(object) = &message else {
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            None,
+            ErrorObject::invalid_request("the body must be one JSON-RPC request or notification"),
+        );
+    };
+    let Some(method) = object.get("method").and_then(Value::as_str) else {
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            None,
+            ErrorObject::invalid_request("clients post requests and notifications only"),
+        );
+    };
+    let Some(id) = object.get("id") else {
+        // No client notification is defined over 2026-07-28 HTTP (closing the stream
+        // cancels); accept and drop.
+        tracing::debug!(%method, "notification posted; accepted");
+        return StatusCode::ACCEPTED.into_response();
+    };
+    let id = match serde_json::from_value::<RequestId>(id.clone()) {
+        Ok(id) => id,
+        Err(e) => {
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                None,
+                ErrorObject::invalid_request(format!("invalid request id: {e}")),
+            );
+        }
+    };
+    let params = object.get("params");
+    let meta = params.and_then(|p| p.get("_meta"));
+    let meta_version = meta.and_then(|m| m.get(keys::PROTOCOL_VERSION));
+    let header_version = match headers::protocol_version(&parts.headers) {
+        Ok(v) => v,
+        Err(e) => return error_response(StatusCode::BAD_REQUEST, Some(id), e),
+    };
+    let stateless_header = header_version
+        .as_deref()
+        .and_then(|v| v.parse::<ProtocolVersion>().ok())
+        .is_some_and(|v| v.era() == Era::Stateless);
+    if meta_version.is_none() && method != "server/discover" && !stateless_header {
+        return session_era(&shared.server, id);
+    }
+    let Some(header_version) = header_version else {
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            Some(id),
+            headers::mismatch("the MCP-Protocol-Version header is required"),
+        );
+    };
+    if let Some(body_version) = meta_version
+        && body_version.as_str() != Some(header_version.as_str())
+    {
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            Some(id),
+            headers::mismatch(format!(
+                "MCP-Protocol-Version header value {header_version:?} does not match body value {body_version}"
+            )),
+        );
+    }
+    let schema = (method == "tools/call")
+        .then(|| params.and_then(|p| p.get("name")).and_then(Value::as_str))
+        .flatten()
+        .and_then(|name| {
+            let tools = shared.server.inner.tools.snapshot();
+            tools.entries.get(name).map(|e| e.tool.input_schema.clone())
+        });
+    if let Err(e) = headers::validate(&parts.headers, method, params, schema.as_ref()) {
+        return error_response(StatusCode::BAD_REQUEST, Some(id), e);
+    }
+    let streams = method == "subscriptions/listen"
+        || meta
+            .is_some_and(|m| m.get("progressToken").is_some() || m.get(keys::LOG_LEVEL).is_some());
+    let exchange = Exchange::start(&shared.server, bytes.to_vec(), id).await;
+    if streams {
+        respond_sse(exchange, shared.config.sse_keep_alive).await
+    } else {
+        respond_json(exchange).await
+    }
+}
+
+/// A request of the session era (no stateless version in `_meta` nor in the header):
+/// served by a later increment (sessions, `Mcp-Session-Id`). Until then it is refused as
+/// an unsupported revision, naming the revisions this endpoint serves.
+fn session_era(server: &Server, id: RequestId) -> Response {
+    let supported: Vec<&str> = server
+        .inner
+        .versions
+        .versions()
+        .iter()
+        .filter(|v| v.era() == Era::Stateless)
+        .map(|v| v.as_str())
+        .collect();
+    error_response(
+        StatusCode::BAD_REQUEST,
+        Some(id),
+        ErrorObject::new(
+            error_codes::UNSUPPORTED_PROTOCOL_VERSION,
+            "this HTTP endpoint serves stateless-era requests only (carry io.modelcontextprotocol/protocolVersion in _meta)",
+        )
+        .with_data(serde_json::json!({ "supported": supported })),
+    )
+}
+
+/// Answer with one JSON object: drop the notifications, send the response.
+async fn respond_json(mut exchange: Exchange) -> Response {
+    loop {
+        match exchange.next().await {
+            Out::Notification(_) => {}
+            Out::Response(frame, status) => return json_response(status, frame),
+            Out::Closed => return closed(),
+        }
+    }
+}
+
+/// Answer with an SSE stream, unless the response comes before any notification: then a
+/// JSON object (with its proper status) is simpler for the client and just as valid.
+async fn respond_sse(mut exchange: Exchange, keep_alive: Duration) -> Response {
+    let first = match exchange.next().await {
+        Out::Notification(frame) => sse::event(&frame),
+        Out::Response(frame, status) => return json_response(status, frame),
+        Out::Closed => return closed(),
+    };
+    struct Stream {
+        exchange: Exchange,
+        pending: Option<Bytes>,
+        ticks: tokio::time::Interval,
+        done: bool,
+    }
+    let start = tokio::time::Instant::now() + keep_alive;
+    let state = Stream {
+        exchange,
+        pending: Some(first),
+        ticks: tokio::time::interval_at(start, keep_alive),
+        done: false,
+    };
+    let stream = futures_util::stream::unfold(state, |mut s| async move {
+        if let Some(bytes) = s.pending.take() {
+            return Some((Ok::<_, Infallible>(bytes), s));
+        }
+        if s.done {
+            return None;
+        }
+        let bytes = tokio::select! {
+            out = s.exchange.next() => match out {
+                Out::Notification(frame) => sse::event(&frame),
+                Out::Response(frame, _) => {
+                    s.done = true;
+                    sse::event(&frame)
+                }
+                Out::Closed => return None,
+            },
+            _ = s.ticks.tick() => sse::keep_alive(),
+        };
+        Some((Ok(bytes), s))
+    });
+    let mut response = Response::new(Body::from_stream(stream));
+    sse::headers(&mut response);
+    response
+}
+
+fn closed() -> Response {
+    error_response(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        None,
+        ErrorObject::internal_error("the request ended without a response"),
+    )
+}
+
+/// What the engine sent for the request.
+enum Out {
+    Notification(Frame),
+    Response(Frame, StatusCode),
+    Closed,
+}
+
+/// One request on its own connection to the server. Dropped before the response, it
+/// cancels the request.
+struct Exchange {
+    to_engine: mpsc::Sender<TransportEvent>,
+    from_engine: mpsc::Receiver<Frame>,
+    id: RequestId,
+    answered: bool,
+}
+
+impl Exchange {
+    async fn start(server: &Server, frame: Frame, id: RequestId) -> Exchange {
+        let (to_engine, incoming) = mpsc::channel(4);
+        let (outgoing, from_engine) = mpsc::channel(server.inner.engine.write_queue.max(1));
+        // The engine's task ends by itself once `to_engine` is dropped.
+        drop(server.serve(Transport::new(incoming, outgoing)));
+        let _ = to_engine.send(TransportEvent::Frame(frame)).await;
+        Exchange {
+            to_engine,
+            from_engine,
+            id,
+            answered: false,
+        }
+    }
+
+    async fn next(&mut self) -> Out {
+        #[derive(serde::Deserialize)]
+        struct Probe {
+            id: Option<RequestId>,
+            method: Option<String>,
+            error: Option<ErrorProbe>,
+        }
+        #[derive(serde::Deserialize)]
+        struct ErrorProbe {
+            code: i64,
+        }
+        loop {
+            let Some(frame) = self.from_engine.recv().await else {
+                return Out::Closed;
+            };
+            let Ok(probe) = serde_json::from_slice::<Probe>(&frame) else {
+                continue;
+            };
+            match (probe.method, probe.id) {
+                (Some(_), None) => return Out::Notification(frame),
+                (Some(method), Some(id)) => {
+                    // Stateless-era handlers ask the client through input_required results,
+                    // never with requests.
+                    tracing::debug!(%method, %id, "server request on a stateless HTTP request dropped");
+                }
+                (None, Some(id)) if id == self.id => {
+                    self.answered = true;
+                    let status = probe.error.map_or(StatusCode::OK, |e| status_of(e.code));
+                    return Out::Response(frame, status);
+                }
+                (None, _) => tracing::debug!("stray response on a stateless HTTP request"),
+            }
+        }
+    }
+}
+
+impl Drop for Exchange {
+    fn drop(&mut self) {
+        if self.answered {
+            return;
+        }
+        let cancel = serde_json::json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": { "requestId": self.id, "reason": "the HTTP response stream was closed" },
+        });
+        if let Ok(frame) = serde_json::to_vec(&cancel) {
+            let _ = self.to_engine.try_send(TransportEvent::Frame(frame));
+        }
+    }
+}
