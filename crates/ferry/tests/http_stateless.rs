@@ -70,10 +70,9 @@ async fn start(config: HttpConfig) -> Fixture {
                 let tx = tx.clone();
                 async move {
                     let _guard = DropGuard(tx.clone());
-                    p.expect("a progress token")
-                        .report(1.0, None, None)
-                        .await
-                        .unwrap();
+                    if let Some(p) = p {
+                        p.report(1.0, None, None).await.unwrap();
+                    }
                     cancel.cancelled().await;
                     let _ = tx.send("token cancelled");
                     std::future::pending::<String>().await
@@ -397,6 +396,22 @@ async fn closing_the_stream_cancels_the_request() {
 }
 
 #[tokio::test]
+async fn hanging_up_before_a_json_answer_cancels_the_request() {
+    let mut f = start(HttpConfig::default()).await;
+    let body = request("tools/call", json!({"name": "hang", "arguments": {}}));
+    let outcome = f
+        .post(&body)
+        .timeout(Duration::from_millis(300))
+        .send()
+        .await;
+    assert!(outcome.is_err(), "the client gave up");
+    let observed = tokio::time::timeout(Duration::from_secs(2), f.hang_events.recv())
+        .await
+        .expect("the handler is cancelled soon after the client hangs up");
+    assert!(observed.is_some());
+}
+
+#[tokio::test]
 async fn listen_streams_acknowledgement_then_changes() {
     let f = start(HttpConfig::default()).await;
     let body = request(
@@ -428,5 +443,78 @@ async fn listen_streams_acknowledgement_then_changes() {
     assert_eq!(
         change["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
         7
+    );
+}
+
+/// Not a check: prints the cost of the per-request engine. Run with
+/// `cargo test --release -p ferry --features http-server --test http_stateless -- --ignored --nocapture`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement"]
+async fn measure_request_cost() {
+    use ferry::engine::{Transport, TransportEvent};
+    let f = start(HttpConfig::default()).await;
+    let echo = request(
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "hi"}}),
+    );
+    let n = 2000;
+
+    // In-process: one engine per request (what each POST costs besides HTTP).
+    let frame = echo.to_string().into_bytes();
+    let started = std::time::Instant::now();
+    for _ in 0..n {
+        let (to_engine, incoming) = tokio::sync::mpsc::channel(4);
+        let (outgoing, mut from_engine) = tokio::sync::mpsc::channel(16);
+        drop(f.server.serve(Transport::new(incoming, outgoing)));
+        to_engine
+            .send(TransportEvent::Frame(frame.clone()))
+            .await
+            .unwrap();
+        from_engine.recv().await.unwrap();
+    }
+    let per_engine = started.elapsed() / n;
+
+    // In-process: one long-lived engine for every request.
+    let (to_engine, incoming) = tokio::sync::mpsc::channel(4);
+    let (outgoing, mut from_engine) = tokio::sync::mpsc::channel(16);
+    let _handle = f.server.serve(Transport::new(incoming, outgoing));
+    let started = std::time::Instant::now();
+    for _ in 0..n {
+        to_engine
+            .send(TransportEvent::Frame(frame.clone()))
+            .await
+            .unwrap();
+        from_engine.recv().await.unwrap();
+    }
+    let shared_engine = started.elapsed() / n;
+
+    // Over HTTP, sequential on one keep-alive connection.
+    let started = std::time::Instant::now();
+    for _ in 0..n {
+        let response = f.post(&echo).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        response.bytes().await.unwrap();
+    }
+    let http_sequential = started.elapsed() / n;
+
+    // Over HTTP, 32 clients at once.
+    let started = std::time::Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..32 {
+        let request = f.post(&echo);
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..n / 32 {
+                let r = request.try_clone().unwrap().send().await.unwrap();
+                r.bytes().await.unwrap();
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let http_rate = f64::from(n / 32 * 32) / started.elapsed().as_secs_f64();
+    eprintln!(
+        "per-request engine {per_engine:?}/request, shared engine {shared_engine:?}/request, \
+         HTTP sequential {http_sequential:?}/request, HTTP 32 concurrent {http_rate:.0} requests/s"
     );
 }
