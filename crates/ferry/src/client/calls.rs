@@ -9,7 +9,7 @@ use ferry_protocol::types::{
     CompletionArgument, GetPromptRequestParams, GetPromptResult, InputRequest, JsonObject,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     LoggingLevel, Prompt, ReadResourceRequestParams, ReadResourceResult, Reference, Resource,
-    ResourceTemplate, SubscriptionFilter, Tool, keys,
+    ResourceTemplate, ServerCapabilities, SubscriptionFilter, Tool, keys,
 };
 use ferry_protocol::{Era, Feature};
 use serde::Serialize;
@@ -152,24 +152,74 @@ impl Client {
 
     /// `tools/list`, one page.
     pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, ClientError> {
-        self.require(self.server_capabilities().tools.is_some(), "tools")?;
-        self.request("tools/list", &cursor_params(cursor)).await
+        self.list_page(cursor).await
     }
 
     /// Every tool, following pagination.
     pub async fn list_all_tools(&self) -> Result<Vec<Tool>, ClientError> {
+        self.list_all::<ListToolsResult>().await
+    }
+
+    /// `resources/list`, one page.
+    pub async fn list_resources(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<ListResourcesResult, ClientError> {
+        self.list_page(cursor).await
+    }
+
+    /// Every resource, following pagination.
+    pub async fn list_all_resources(&self) -> Result<Vec<Resource>, ClientError> {
+        self.list_all::<ListResourcesResult>().await
+    }
+
+    /// `resources/templates/list`, one page.
+    pub async fn list_resource_templates(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<ListResourceTemplatesResult, ClientError> {
+        self.list_page(cursor).await
+    }
+
+    /// Every resource template, following pagination.
+    pub async fn list_all_resource_templates(&self) -> Result<Vec<ResourceTemplate>, ClientError> {
+        self.list_all::<ListResourceTemplatesResult>().await
+    }
+
+    /// `prompts/list`, one page.
+    pub async fn list_prompts(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<ListPromptsResult, ClientError> {
+        self.list_page(cursor).await
+    }
+
+    /// Every prompt, following pagination.
+    pub async fn list_all_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
+        self.list_all::<ListPromptsResult>().await
+    }
+
+    /// One page of a list.
+    async fn list_page<P: Paged>(&self, cursor: Option<String>) -> Result<P, ClientError> {
+        self.require(P::offered(self.server_capabilities()), P::CAPABILITY)?;
+        self.request(P::METHOD, &cursor_params(cursor)).await
+    }
+
+    /// Every item of a list, following its cursors (at most [`MAX_PAGES`] pages).
+    async fn list_all<P: Paged>(&self) -> Result<Vec<P::Item>, ClientError> {
         let mut all = Vec::new();
         let mut cursor = None;
         for _ in 0..MAX_PAGES {
-            let page = self.list_tools(cursor).await?;
-            all.extend(page.tools);
-            match page.next_cursor {
+            let (items, next) = self.list_page::<P>(cursor).await?.split();
+            all.extend(items);
+            match next {
                 Some(next) => cursor = Some(next),
                 None => return Ok(all),
             }
         }
         Err(ClientError::InvalidResult(format!(
-            "more than {MAX_PAGES} pages"
+            "{} returned more than {MAX_PAGES} pages",
+            P::METHOD
         )))
     }
 
@@ -208,59 +258,6 @@ impl Client {
         self.request_with("tools/call", &params, options).await
     }
 
-    /// `resources/list`, one page.
-    pub async fn list_resources(
-        &self,
-        cursor: Option<String>,
-    ) -> Result<ListResourcesResult, ClientError> {
-        self.require(self.server_capabilities().resources.is_some(), "resources")?;
-        self.request("resources/list", &cursor_params(cursor)).await
-    }
-
-    /// Every resource, following pagination.
-    pub async fn list_all_resources(&self) -> Result<Vec<Resource>, ClientError> {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        for _ in 0..MAX_PAGES {
-            let page = self.list_resources(cursor).await?;
-            all.extend(page.resources);
-            match page.next_cursor {
-                Some(next) => cursor = Some(next),
-                None => return Ok(all),
-            }
-        }
-        Err(ClientError::InvalidResult(format!(
-            "more than {MAX_PAGES} pages"
-        )))
-    }
-
-    /// `resources/templates/list`, one page.
-    pub async fn list_resource_templates(
-        &self,
-        cursor: Option<String>,
-    ) -> Result<ListResourceTemplatesResult, ClientError> {
-        self.require(self.server_capabilities().resources.is_some(), "resources")?;
-        self.request("resources/templates/list", &cursor_params(cursor))
-            .await
-    }
-
-    /// Every resource template, following pagination.
-    pub async fn list_all_resource_templates(&self) -> Result<Vec<ResourceTemplate>, ClientError> {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        for _ in 0..MAX_PAGES {
-            let page = self.list_resource_templates(cursor).await?;
-            all.extend(page.resource_templates);
-            match page.next_cursor {
-                Some(next) => cursor = Some(next),
-                None => return Ok(all),
-            }
-        }
-        Err(ClientError::InvalidResult(format!(
-            "more than {MAX_PAGES} pages"
-        )))
-    }
-
     /// `resources/read`.
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
         self.require(self.server_capabilities().resources.is_some(), "resources")?;
@@ -292,32 +289,6 @@ impl Client {
             .request("resources/unsubscribe", &json!({"uri": uri}))
             .await?;
         Ok(())
-    }
-
-    /// `prompts/list`, one page.
-    pub async fn list_prompts(
-        &self,
-        cursor: Option<String>,
-    ) -> Result<ListPromptsResult, ClientError> {
-        self.require(self.server_capabilities().prompts.is_some(), "prompts")?;
-        self.request("prompts/list", &cursor_params(cursor)).await
-    }
-
-    /// Every prompt, following pagination.
-    pub async fn list_all_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        for _ in 0..MAX_PAGES {
-            let page = self.list_prompts(cursor).await?;
-            all.extend(page.prompts);
-            match page.next_cursor {
-                Some(next) => cursor = Some(next),
-                None => return Ok(all),
-            }
-        }
-        Err(ClientError::InvalidResult(format!(
-            "more than {MAX_PAGES} pages"
-        )))
     }
 
     /// `prompts/get`.
@@ -438,6 +409,43 @@ impl Drop for Subscription {
     fn drop(&mut self) {
         self.task.abort();
     }
+}
+
+/// A page of one of the paginated lists.
+trait Paged: DeserializeOwned {
+    /// What the list holds.
+    type Item;
+    /// The method.
+    const METHOD: &'static str;
+    /// The server capability the list needs.
+    const CAPABILITY: &'static str;
+    /// Whether the server offers the capability.
+    fn offered(capabilities: &ServerCapabilities) -> bool;
+    /// The items and the next cursor.
+    fn split(self) -> (Vec<Self::Item>, Option<String>);
+}
+
+macro_rules! paged {
+    ($($result:ty => $item:ty, $field:ident, $method:literal, $capability:ident;)*) => {$(
+        impl Paged for $result {
+            type Item = $item;
+            const METHOD: &'static str = $method;
+            const CAPABILITY: &'static str = stringify!($capability);
+            fn offered(capabilities: &ServerCapabilities) -> bool {
+                capabilities.$capability.is_some()
+            }
+            fn split(self) -> (Vec<$item>, Option<String>) {
+                (self.$field, self.next_cursor)
+            }
+        }
+    )*};
+}
+
+paged! {
+    ListToolsResult => Tool, tools, "tools/list", tools;
+    ListResourcesResult => Resource, resources, "resources/list", resources;
+    ListResourceTemplatesResult => ResourceTemplate, resource_templates, "resources/templates/list", resources;
+    ListPromptsResult => Prompt, prompts, "prompts/list", prompts;
 }
 
 fn cursor_params(cursor: Option<String>) -> JsonObject {
