@@ -2,13 +2,11 @@
 //!
 //! - [`protocol`]: the wire types (the `ferry-protocol` crate).
 //! - [`engine`] (feature `engine`, on by default): the peer engine both ends share, with
-//!   in-memory and newline-delimited stream transports.
-//!
+//!   in-memory, newline-delimited stream and child-process transports.
 //! - [`server`] (feature `server`, on by default): the server, for clients of both eras.
 //! - [`client`] (feature `client`, on by default): the client, for servers of both eras.
-//!
-//! - [`http`] (feature `http-server`): the Streamable HTTP server transport, on axum
-//!   (2026-07-28 stateless requests today; the session era and the client to come).
+//! - `http` (feature `http-server`, off by default): the Streamable HTTP server transport,
+//!   on axum (2026-07-28 stateless requests today; the session era and the client to come).
 //!
 //! ```
 //! use ferry::protocol::{ProtocolVersion, VersionSet, Era};
