@@ -1,18 +1,21 @@
 //! The Streamable HTTP server transport (feature `http-server`), on axum.
 //!
-//! Today it serves the **2026-07-28 (stateless era)** shape of the transport: one MCP
-//! endpoint (default `/mcp`) that accepts `POST` only; each POST carries one JSON-RPC
-//! request (or notification) and is answered on its own. Session-era HTTP (2025-03-26 ..
-//! 2025-11-25: `Mcp-Session-Id`, the GET stream, resumability), the 2024-11-05 HTTP+SSE
-//! transport and the HTTP client arrive in later increments; a session-era POST is refused
-//! for now with `-32022` naming the stateless revisions served.
+//! One MCP endpoint (default `/mcp`) serves both eras. **2026-07-28 (stateless era)**: each
+//! POST carries one JSON-RPC request (or notification) and is answered on its own (below).
+//! **Session era (2025-03-26, 2025-06-18, 2025-11-25)**: a POSTed `initialize` starts a
+//! session (`MCP-Session-Id`) with its own long-lived engine; GET opens its standalone SSE
+//! stream, DELETE ends it, every SSE event is resumable with `Last-Event-ID` — see
+//! `session.rs` for the rules (which stream a message takes, the version header, limits).
+//! A POST is session-era when it is a batch, a response, `initialize`, a request without a
+//! stateless revision in `_meta` or `MCP-Protocol-Version`, or a notification with a
+//! session id. The 2024-11-05 HTTP+SSE transport and the HTTP client arrive later.
 //!
-//! What a POST gets:
+//! What a stateless-era POST gets:
 //!
 //! | case | answer |
 //! |---|---|
 //! | foreign `Origin` or `Host` (any method) | 403 (loopback always allowed; see [`HttpConfig`]) |
-//! | `GET`, `DELETE`, … | 405 |
+//! | `GET`, `DELETE` without `Mcp-Session-Id`, other methods | 405 |
 //! | `Accept` not covering both `application/json` and `text/event-stream` | 406 |
 //! | body not `application/json` | 415 |
 //! | body over [`HttpConfig::max_body_bytes`] | 413 |
@@ -55,10 +58,14 @@
 //! Or mount [`router`] in an application of your own (it is an [`axum::Router`], a tower
 //! service).
 
+mod events;
 mod guard;
 mod headers;
+mod session;
 mod sse;
 mod stateless;
+
+pub use events::{EventStore, MemoryEventStore, ReplayError, StreamKey};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -91,6 +98,19 @@ pub struct HttpConfig {
     pub max_body_bytes: usize,
     /// Silence after which an SSE stream gets a keep-alive comment. Default: 15 s.
     pub sse_keep_alive: Duration,
+    /// Session era: the most sessions at once (503 beyond). Default: 10,000.
+    pub max_sessions: usize,
+    /// Session era: the most open streams per session — POSTs awaiting their answer and
+    /// GET streams (429 beyond). Default: 32.
+    pub max_streams_per_session: usize,
+    /// Session era: how long a session lives without any open request or stream (then
+    /// 404). Default: 30 minutes.
+    pub session_idle_timeout: Duration,
+    /// Session era: the reconnection delay sent in SSE `retry` fields. Default: 1 s.
+    pub sse_retry: Duration,
+    /// Session era: where SSE events are kept for resumption. Default: a
+    /// [`MemoryEventStore`] (1,000 events per stream, 5 minutes each).
+    pub event_store: Option<Arc<dyn EventStore>>,
 }
 
 impl Default for HttpConfig {
@@ -103,6 +123,11 @@ impl Default for HttpConfig {
             any_host: false,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             sse_keep_alive: Duration::from_secs(15),
+            max_sessions: 10_000,
+            max_streams_per_session: 32,
+            session_idle_timeout: Duration::from_secs(30 * 60),
+            sse_retry: Duration::from_secs(1),
+            event_store: None,
         }
     }
 }
@@ -131,22 +156,61 @@ impl HttpConfig {
         self.max_body_bytes = bytes;
         self
     }
+
+    /// Set the session limit.
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.max_sessions = sessions;
+        self
+    }
+
+    /// Set the idle time after which a session ends.
+    pub fn session_idle_timeout(mut self, idle: Duration) -> Self {
+        self.session_idle_timeout = idle;
+        self
+    }
+
+    /// Keep SSE events in `store`.
+    pub fn event_store(mut self, store: Arc<dyn EventStore>) -> Self {
+        self.event_store = Some(store);
+        self
+    }
 }
 
 /// What every request of a router shares.
 pub(crate) struct Shared {
     pub(crate) server: Server,
     pub(crate) config: HttpConfig,
+    pub(crate) sessions: session::Sessions,
+}
+
+impl Shared {
+    fn new(server: Server, config: HttpConfig) -> Arc<Shared> {
+        let store = config
+            .event_store
+            .clone()
+            .unwrap_or_else(|| Arc::new(MemoryEventStore::default()));
+        Arc::new(Shared {
+            server,
+            config,
+            sessions: session::Sessions::new(store),
+        })
+    }
 }
 
 /// The MCP endpoint as an [`axum::Router`]: mount it, nest it, layer it.
 pub fn router(server: Server, config: HttpConfig) -> Router {
-    let endpoint = config.endpoint.clone();
-    let shared = Arc::new(Shared { server, config });
-    let route = post(stateless::post).layer(axum::middleware::from_fn_with_state(
-        Arc::clone(&shared),
-        guard::origin_and_host,
-    ));
+    router_of(Shared::new(server, config))
+}
+
+fn router_of(shared: Arc<Shared>) -> Router {
+    let endpoint = shared.config.endpoint.clone();
+    let route = post(stateless::post)
+        .get(session::get)
+        .delete(session::delete)
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&shared),
+            guard::origin_and_host,
+        ));
     Router::new().route(&endpoint, route).with_state(shared)
 }
 
@@ -164,4 +228,29 @@ pub async fn serve(
         }
     });
     axum::serve(listener, router(server, config)).await
+}
+
+/// [`serve`] until `signal` completes, then shut down gracefully: stop accepting, end
+/// every session (their engines get their shutdown grace; their SSE streams end) and
+/// wait for the connections to finish.
+pub async fn serve_with_shutdown(
+    server: Server,
+    listener: tokio::net::TcpListener,
+    config: HttpConfig,
+    signal: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    use axum::serve::ListenerExt;
+    let listener = listener.tap_io(|socket| {
+        if let Err(e) = socket.set_nodelay(true) {
+            tracing::debug!("TCP_NODELAY failed: {e}");
+        }
+    });
+    let shared = Shared::new(server, config);
+    let sessions = Arc::clone(&shared);
+    axum::serve(listener, router_of(shared))
+        .with_graceful_shutdown(async move {
+            signal.await;
+            sessions.sessions.shutdown();
+        })
+        .await
 }

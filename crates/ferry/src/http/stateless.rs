@@ -87,6 +87,9 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
             return error_response(StatusCode::BAD_REQUEST, None, ErrorObject::parse_error(e));
         }
     };
+    if super::session::claims(&parts.headers, &message) {
+        return super::session::post(&shared, &parts.headers, bytes, message).await;
+    }
     let Value::Object(object) = &message else {
         return error_response(
             StatusCode::BAD_REQUEST,
@@ -170,9 +173,8 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
     }
 }
 
-/// A request of the session era (no stateless version in `_meta` nor in the header):
-/// served by a later increment (sessions, `Mcp-Session-Id`). Until then it is refused as
-/// an unsupported revision, naming the revisions this endpoint serves.
+/// A request of the session era (no stateless version in `_meta` nor in the header).
+/// `session::claims` takes these first; kept as the refusal should one slip through.
 fn session_era(server: &Server, id: RequestId) -> Response {
     let supported: Vec<&str> = server
         .inner

@@ -1,0 +1,215 @@
+//! Resumability for session-era SSE streams: event ids that name their stream, and the
+//! event store that replays what a disconnected client missed.
+//!
+//! An event id is `{stream}-{seq}`: `stream` is the stream's number within its session (0
+//! is the standalone GET stream, POST streams count from 1), `seq` counts that stream's
+//! events from 1. A `Last-Event-ID` therefore names the stream to resume and the cursor in
+//! it, and replay never crosses streams.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+
+/// Where a message is kept: its session and its stream within the session.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct StreamKey {
+    /// The session id.
+    pub session: String,
+    /// The stream's number in the session (0: the standalone GET stream).
+    pub stream: u64,
+}
+
+/// Why a replay cannot give exactly the missed events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplayError {
+    /// The store never saw the stream (or forgot it entirely).
+    UnknownStream,
+    /// Some events after the cursor were evicted (the per-stream bound or their age).
+    Evicted,
+}
+
+/// Keeps every event sent on a session-era SSE stream, for replay after a disconnection.
+///
+/// Calls are made with the session's routing lock held, so they must not block on I/O; a
+/// store backed by something remote should buffer locally and write behind.
+pub trait EventStore: std::fmt::Debug + Send + Sync + 'static {
+    /// Keep `message` as the next event of `key`'s stream and return its sequence number
+    /// (1, 2, ...).
+    fn append(&self, key: &StreamKey, message: Bytes) -> u64;
+    /// The sequence number of the stream's last event (0 when it has none).
+    fn last(&self, key: &StreamKey) -> u64;
+    /// Every event of the stream after `after`, in order.
+    fn replay(&self, key: &StreamKey, after: u64) -> Result<Vec<(u64, Bytes)>, ReplayError>;
+    /// Forget a session's streams (the session ended).
+    fn forget_session(&self, session: &str);
+}
+
+/// The default [`EventStore`]: in memory, at most `max_events` per stream, each kept at
+/// most `ttl`.
+#[derive(Debug)]
+pub struct MemoryEventStore {
+    max_events: usize,
+    ttl: Duration,
+    streams: Mutex<HashMap<StreamKey, Log>>,
+}
+
+#[derive(Debug, Default)]
+struct Log {
+    /// The sequence number of the last event ever appended.
+    last: u64,
+    events: VecDeque<(u64, Instant, Bytes)>,
+}
+
+impl Log {
+    fn prune(&mut self, max: usize, ttl: Duration, now: Instant) {
+        while self.events.len() > max {
+            self.events.pop_front();
+        }
+        while self
+            .events
+            .front()
+            .is_some_and(|(_, at, _)| now.duration_since(*at) > ttl)
+        {
+            self.events.pop_front();
+        }
+    }
+}
+
+impl MemoryEventStore {
+    /// A store keeping at most `max_events` per stream, each for at most `ttl`.
+    pub fn new(max_events: usize, ttl: Duration) -> Self {
+        MemoryEventStore {
+            max_events: max_events.max(1),
+            ttl,
+            streams: Mutex::default(),
+        }
+    }
+
+    fn streams(&self) -> std::sync::MutexGuard<'_, HashMap<StreamKey, Log>> {
+        self.streams.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Default for MemoryEventStore {
+    /// 1,000 events per stream, 5 minutes each.
+    fn default() -> Self {
+        MemoryEventStore::new(1000, Duration::from_secs(300))
+    }
+}
+
+impl EventStore for MemoryEventStore {
+    fn append(&self, key: &StreamKey, message: Bytes) -> u64 {
+        let now = Instant::now();
+        let mut streams = self.streams();
+        let log = streams.entry(key.clone()).or_default();
+        log.last += 1;
+        log.events.push_back((log.last, now, message));
+        log.prune(self.max_events, self.ttl, now);
+        log.last
+    }
+
+    fn last(&self, key: &StreamKey) -> u64 {
+        self.streams().get(key).map_or(0, |log| log.last)
+    }
+
+    fn replay(&self, key: &StreamKey, after: u64) -> Result<Vec<(u64, Bytes)>, ReplayError> {
+        let mut streams = self.streams();
+        let Some(log) = streams.get_mut(key) else {
+            // A stream that has sent nothing but its priming event.
+            return if after == 0 {
+                Ok(Vec::new())
+            } else {
+                Err(ReplayError::UnknownStream)
+            };
+        };
+        log.prune(self.max_events, self.ttl, Instant::now());
+        if after > log.last {
+            return Err(ReplayError::UnknownStream);
+        }
+        // The first event still kept must be the one right after the cursor (or none is
+        // missed at all).
+        let first_kept = log.events.front().map_or(log.last + 1, |(seq, _, _)| *seq);
+        if after < log.last && first_kept > after + 1 {
+            return Err(ReplayError::Evicted);
+        }
+        Ok(log
+            .events
+            .iter()
+            .filter(|(seq, _, _)| *seq > after)
+            .map(|(seq, _, message)| (*seq, message.clone()))
+            .collect())
+    }
+
+    fn forget_session(&self, session: &str) {
+        self.streams().retain(|key, _| key.session != session);
+    }
+}
+
+/// Parse a `Last-Event-ID` (`{stream}-{seq}`).
+pub(crate) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
+    let (stream, seq) = id.trim().split_once('-')?;
+    Some((stream.parse().ok()?, seq.parse().ok()?))
+}
+
+/// One SSE event with an id carrying a JSON-RPC message.
+pub(crate) fn event(stream: u64, seq: u64, data: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(data.len() + 40);
+    out.extend_from_slice(format!("id: {stream}-{seq}\n").as_bytes());
+    out.extend_from_slice(&super::sse::event(data));
+    Bytes::from(out)
+}
+
+/// The priming event (2025-11-25): an id to resume from, an empty `data`, and the
+/// reconnection delay.
+pub(crate) fn priming(stream: u64, seq: u64, retry: Duration) -> Bytes {
+    Bytes::from(format!(
+        "id: {stream}-{seq}\nretry: {}\ndata: \n\n",
+        retry.as_millis()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(stream: u64) -> StreamKey {
+        StreamKey {
+            session: "s".into(),
+            stream,
+        }
+    }
+
+    #[test]
+    fn replays_exactly_the_missed_events() {
+        let store = MemoryEventStore::new(3, Duration::from_secs(60));
+        for i in 1..=3 {
+            assert_eq!(store.append(&key(0), Bytes::from(format!("{i}"))), i);
+        }
+        store.append(&key(1), Bytes::from_static(b"other"));
+        let replay = store.replay(&key(0), 1).unwrap();
+        assert_eq!(
+            replay.iter().map(|(s, _)| *s).collect::<Vec<_>>(),
+            vec![2, 3]
+        );
+        assert_eq!(store.replay(&key(0), 3).unwrap(), vec![]);
+        assert_eq!(store.append(&key(0), Bytes::from_static(b"4")), 4);
+        assert_eq!(store.replay(&key(0), 0), Err(ReplayError::Evicted));
+        assert_eq!(store.replay(&key(0), 9), Err(ReplayError::UnknownStream));
+        assert_eq!(store.replay(&key(7), 0), Ok(vec![]));
+        assert_eq!(store.replay(&key(7), 1), Err(ReplayError::UnknownStream));
+        store.forget_session("s");
+        assert_eq!(store.last(&key(0)), 0);
+    }
+
+    #[test]
+    fn event_ids() {
+        assert_eq!(parse_event_id("3-14"), Some((3, 14)));
+        assert_eq!(parse_event_id("x"), None);
+        assert_eq!(
+            &event(2, 5, b"{}")[..],
+            b"id: 2-5\nevent: message\ndata: {}\n\n"
+        );
+    }
+}
