@@ -17,6 +17,7 @@ use tracing_subscriber::util::SubscriberInitExt as _;
 
 mod client;
 mod reference;
+mod serve;
 
 /// Ferry: the Model Context Protocol, both ends, every revision.
 #[derive(Parser)]
@@ -29,11 +30,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the reference server on stdio (newline-delimited JSON-RPC; logs on stderr).
-    Serve {
-        /// Serve the fixture of the MCP conformance suite's server scenarios instead.
-        #[arg(long)]
-        conformance: bool,
-    },
+    Serve(serve::ServeArgs),
     /// Play a scripted session against the reference server and print every message.
     Demo,
     #[command(flatten)]
@@ -64,24 +61,9 @@ fn main() -> ExitCode {
         }
     };
     match Cli::parse().command {
-        Command::Serve { conformance } => runtime.block_on(serve(conformance)),
+        Command::Serve(args) => runtime.block_on(serve::run(args)),
         Command::Demo => runtime.block_on(demo()),
         Command::Client(command) => runtime.block_on(client::run(*command)),
-    }
-}
-
-async fn serve(conformance: bool) -> ExitCode {
-    let server = if conformance {
-        reference::conformance::server()
-    } else {
-        reference::server()
-    };
-    match server.serve_stdio().await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("ferry serve: {e}");
-            ExitCode::FAILURE
-        }
     }
 }
 

@@ -1,0 +1,88 @@
+//! `ferry serve`: the reference server (or the conformance fixture) on stdio, or on
+//! Streamable HTTP with `--http ADDR` (loopback unless `--public` is given).
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::process::ExitCode;
+
+use clap::Args;
+
+use crate::reference;
+
+/// Options of `ferry serve`.
+#[derive(Args, Debug)]
+pub(crate) struct ServeArgs {
+    /// Serve the fixture of the MCP conformance suite's server scenarios instead.
+    #[arg(long)]
+    conformance: bool,
+    /// Serve Streamable HTTP on this address (`127.0.0.1:8080`, or a port) instead of
+    /// stdio; the endpoint is `/mcp`.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
+    /// Allow an `--http` address other than loopback (then every `Host` is accepted;
+    /// browser `Origin`s other than loopback are still refused).
+    #[arg(long, requires = "http")]
+    public: bool,
+}
+
+/// Where `--http` listens: a port alone means loopback.
+fn address(spec: &str) -> Result<SocketAddr, String> {
+    if let Ok(port) = spec.parse::<u16>() {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    spec.parse::<SocketAddr>()
+        .map_err(|e| format!("--http {spec:?}: not an address (try 127.0.0.1:8080): {e}"))
+}
+
+/// Run `ferry serve`.
+pub(crate) async fn run(args: ServeArgs) -> ExitCode {
+    let server = if args.conformance {
+        reference::conformance::server()
+    } else {
+        reference::server()
+    };
+    let Some(spec) = args.http else {
+        return match server.serve_stdio().await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("ferry serve: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    };
+    let addr = match address(&spec) {
+        Ok(addr) => addr,
+        Err(e) => {
+            eprintln!("ferry serve: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if !addr.ip().is_loopback() && !args.public {
+        eprintln!(
+            "ferry serve: {addr} is not a loopback address; pass --public to serve other hosts"
+        );
+        return ExitCode::from(2);
+    }
+    let listener = match tokio::net::TcpListener::bind(addr).await {
+        Ok(listener) => listener,
+        Err(e) => {
+            eprintln!("ferry serve: cannot listen on {addr}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let bound = listener.local_addr().unwrap_or(addr);
+    let config = ferry::http::HttpConfig {
+        any_host: args.public,
+        ..Default::default()
+    };
+    eprintln!("ferry serve: MCP on http://{bound}{}", config.endpoint);
+    tokio::select! {
+        served = ferry::http::serve(server, listener, config) => match served {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("ferry serve: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        _ = tokio::signal::ctrl_c() => ExitCode::SUCCESS,
+    }
+}
