@@ -11,7 +11,7 @@ use ferry::engine::{ChildCommand, ChildProcess, ShutdownStage, ShutdownTimeouts}
 use ferry::protocol::methods::ServerNotification;
 use ferry::protocol::types::{
     ContentBlock, CreateMessageResult, ElicitAction, ElicitResult, Reference, Role, Root,
-    SamplingContent, SamplingContents, TextContent,
+    SamplingContents,
 };
 use ferry::protocol::{Era, ProtocolVersion};
 use serde_json::json;
@@ -27,7 +27,7 @@ fn builder() -> ClientBuilder {
         .on_sampling(|_| async {
             Ok(CreateMessageResult {
                 role: Role::Assistant,
-                content: SamplingContents::One(SamplingContent::Text(TextContent::new("Paris"))),
+                content: SamplingContents::text("Paris"),
                 model: "test-model".into(),
                 stop_reason: None,
                 meta: None,

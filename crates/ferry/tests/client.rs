@@ -12,8 +12,8 @@ use ferry::engine::Transport;
 use ferry::protocol::methods::ServerNotification;
 use ferry::protocol::types::{
     ContentBlock, CreateMessageResult, ElicitAction, ElicitRequestFormParams, ElicitRequestParams,
-    ElicitResult, ElicitationSchema, LoggingLevel, Reference, Role, Root, SamplingContent,
-    SamplingContents, SubscriptionFilter, TextContent,
+    ElicitResult, ElicitationSchema, LoggingLevel, Reference, Role, Root, SamplingContents,
+    SubscriptionFilter,
 };
 use ferry::protocol::{Era, ProtocolVersion, VersionSet};
 use ferry::server::{Cancel, Context, Progress, Server, State};
@@ -126,7 +126,7 @@ fn client_builder() -> ferry::client::ClientBuilder {
         .on_sampling(|_params| async {
             Ok(CreateMessageResult {
                 role: Role::Assistant,
-                content: SamplingContents::One(SamplingContent::Text(TextContent::new("hi"))),
+                content: SamplingContents::text("hi"),
                 model: "m".into(),
                 stop_reason: None,
                 meta: None,

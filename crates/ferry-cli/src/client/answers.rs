@@ -6,7 +6,7 @@ use ferry::client::ClientBuilder;
 use ferry::protocol::jsonrpc::ErrorObject;
 use ferry::protocol::types::{
     CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestParams,
-    ElicitResult, JsonObject, Role, Root, SamplingContent, SamplingContents, TextContent,
+    ElicitResult, JsonObject, Role, Root, SamplingContent, SamplingContents,
 };
 use serde_json::Value;
 
@@ -68,7 +68,7 @@ fn sample(
     output::note(&format!("ferry: answered with --sampling-reply {text:?}"));
     Ok(CreateMessageResult {
         role: Role::Assistant,
-        content: SamplingContents::One(SamplingContent::Text(TextContent::new(text))),
+        content: SamplingContents::text(text),
         model: MODEL.into(),
         stop_reason: Some("endTurn".into()),
         meta: None,

@@ -8,7 +8,7 @@ use ferry::protocol::types::{
     CallToolResult, ContentBlock, CreateMessageRequestParams, ElicitAction,
     ElicitRequestFormParams, ElicitRequestParams, ElicitRequestUrlParams, ElicitationSchema,
     LoggingLevel, PrimitiveSchemaDefinition, Role, SamplingContent, SamplingContents,
-    SamplingMessage, StringSchema, TaskSupport, TextContent, Tool, ToolExecution,
+    SamplingMessage, StringSchema, TaskSupport, Tool, ToolExecution,
 };
 use ferry::server::{Context, ServerBuilder};
 use schemars::JsonSchema;
@@ -152,9 +152,7 @@ async fn sample(args: SampleArgs, cx: Context) -> Result<String, String> {
         .sample(CreateMessageRequestParams {
             messages: vec![SamplingMessage {
                 role: Role::User,
-                content: SamplingContents::One(SamplingContent::Text(TextContent::new(
-                    args.prompt,
-                ))),
+                content: SamplingContents::text(args.prompt),
                 meta: None,
             }],
             max_tokens: args.max_tokens.unwrap_or(200).into(),

@@ -274,6 +274,11 @@ pub enum SamplingContents {
 }
 
 impl SamplingContents {
+    /// One text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        SamplingContents::One(SamplingContent::Text(TextContent::new(text)))
+    }
+
     /// The blocks, one or many.
     pub fn blocks(&self) -> &[SamplingContent] {
         match self {

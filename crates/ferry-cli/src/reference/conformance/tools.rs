@@ -7,7 +7,7 @@ use ferry::protocol::types::{
     AudioContent, CallToolResult, ContentBlock, CreateMessageRequestParams, ElicitAction,
     ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ElicitationSchema,
     EmbeddedResource, ImageContent, JsonObject, LoggingLevel, ResourceContents, Role,
-    SamplingContent, SamplingContents, SamplingMessage, TextContent, Tool,
+    SamplingContent, SamplingContents, SamplingMessage, Tool,
 };
 use ferry::server::{ServerBuilder, ToolContext};
 use schemars::JsonSchema;
@@ -254,7 +254,7 @@ async fn sampling(args: SamplingArgs, cx: ToolContext) -> Result<String, String>
     let request = CreateMessageRequestParams {
         messages: vec![SamplingMessage {
             role: Role::User,
-            content: SamplingContents::One(SamplingContent::Text(TextContent::new(args.prompt))),
+            content: SamplingContents::text(args.prompt),
             meta: None,
         }],
         max_tokens: 100,
