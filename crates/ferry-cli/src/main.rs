@@ -3,8 +3,8 @@
 //! Today: `ferry serve` (the reference server on stdio), `ferry demo` (a scripted session
 //! against it in-process, printing the exact wire bytes), and the client commands (`ferry
 //! tools`, `call`, `read`, ...: see `client`), which talk to the reference server in-process
-//! or to any stdio server given after `--`. The inspector, conformance checker and bridge
-//! commands arrive with their issues.
+//! or to any stdio server given after `--`, and `ferry check` (the conformance checker: see
+//! `check`). The inspector and bridge commands arrive with their issues.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -15,9 +15,11 @@ use ferry::engine::{Transport, TransportEvent};
 use tracing_subscriber::layer::{Layer as _, SubscriberExt as _};
 use tracing_subscriber::util::SubscriberInitExt as _;
 
+mod check;
 mod client;
 mod reference;
 mod serve;
+mod serve_auth;
 
 /// Ferry: the Model Context Protocol, both ends, every revision.
 #[derive(Parser)]
@@ -30,9 +32,12 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the reference server on stdio (newline-delimited JSON-RPC; logs on stderr).
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// Play a scripted session against the reference server and print every message.
     Demo,
+    /// Check an MCP server's conformance, requirement by requirement, under every revision
+    /// it offers: `ferry check -- node server.js`.
+    Check(check::CheckArgs),
     #[command(flatten)]
     Client(Box<client::ClientCommand>),
 }
@@ -61,8 +66,9 @@ fn main() -> ExitCode {
         }
     };
     match Cli::parse().command {
-        Command::Serve(args) => runtime.block_on(serve::run(args)),
+        Command::Serve(args) => runtime.block_on(serve::run(*args)),
         Command::Demo => runtime.block_on(demo()),
+        Command::Check(args) => runtime.block_on(check::run(args)),
         Command::Client(command) => runtime.block_on(client::run(*command)),
     }
 }

@@ -1,5 +1,7 @@
 //! `ferry serve`: the reference server (or the conformance fixture) on stdio, or on
-//! Streamable HTTP with `--http ADDR` (loopback unless `--public` is given).
+//! HTTP with `--http ADDR` (loopback unless `--public` is given): Streamable HTTP at `/mcp`
+//! and the 2024-11-05 HTTP+SSE transport at `/sse`, optionally requiring OAuth bearer
+//! tokens (`--auth-*`, see `serve_auth`).
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::process::ExitCode;
@@ -7,21 +9,26 @@ use std::process::ExitCode;
 use clap::Args;
 
 use crate::reference;
+use crate::serve_auth::AuthArgs;
 
 /// Options of `ferry serve`.
 #[derive(Args, Debug)]
 pub(crate) struct ServeArgs {
-    /// Serve the fixture of the MCP conformance suite's server scenarios instead.
+    /// Serve the fixture of the MCP conformance suite's server scenarios instead (with
+    /// `--http`, POST SSE streams quiet for 250 ms are closed for the client to poll).
     #[arg(long)]
     conformance: bool,
-    /// Serve Streamable HTTP on this address (`127.0.0.1:8080`, or a port) instead of
-    /// stdio; the endpoint is `/mcp`.
+    /// Serve HTTP on this address (`127.0.0.1:8080`, or a port) instead of stdio:
+    /// Streamable HTTP at `/mcp`, and the 2024-11-05 HTTP+SSE transport at `/sse`
+    /// (GET; its `endpoint` event names `/messages?sessionId=...` for the POSTs).
     #[arg(long, value_name = "ADDR")]
     http: Option<String>,
     /// Allow an `--http` address other than loopback (then every `Host` is accepted;
     /// browser `Origin`s other than loopback are still refused).
     #[arg(long, requires = "http")]
     public: bool,
+    #[command(flatten)]
+    auth: AuthArgs,
 }
 
 /// Where `--http` listens: a port alone means loopback.
@@ -70,11 +77,35 @@ pub(crate) async fn run(args: ServeArgs) -> ExitCode {
         }
     };
     let bound = listener.local_addr().unwrap_or(addr);
-    let config = ferry::http::HttpConfig {
+    let mut config = ferry::http::HttpConfig {
         any_host: args.public,
+        // The `server-sse-polling` scenario: `test_reconnection` outlasts this, so its POST
+        // stream is closed mid-call and the client resumes it (SEP-1699).
+        sse_poll_after: args
+            .conformance
+            .then_some(reference::conformance::SSE_POLL_AFTER),
         ..Default::default()
     };
-    eprintln!("ferry serve: MCP on http://{bound}{}", config.endpoint);
+    let endpoint = format!("http://{bound}{}", config.endpoint);
+    eprintln!("ferry serve: MCP on {endpoint}");
+    if let Some(sse) = &config.legacy_sse {
+        eprintln!("ferry serve: 2024-11-05 HTTP+SSE on http://{bound}{sse}");
+    }
+    match args.auth.resource_server(&endpoint) {
+        Ok(Some(auth)) => {
+            eprintln!(
+                "ferry serve: bearer tokens for {} required; metadata at {}",
+                auth.resource(),
+                auth.metadata_url()
+            );
+            config = config.auth(auth);
+        }
+        Ok(None) => {}
+        Err(e) => {
+            eprintln!("ferry serve: {e}");
+            return ExitCode::from(2);
+        }
+    }
     tokio::select! {
         served = ferry::http::serve(server, listener, config) => match served {
             Ok(()) => ExitCode::SUCCESS,

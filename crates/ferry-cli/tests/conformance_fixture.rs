@@ -2,8 +2,8 @@
 //! suite (`@modelcontextprotocol/conformance` 0.1.16), replayed over stdio.
 //!
 //! The suite itself drives a server over Streamable HTTP only (`conformance server --url
-//! <url> [--scenario <name>]`); until Ferry serves HTTP, each scenario is replayed here as
-//! the suite plays it: a fresh session per scenario (a new process), the suite client's
+//! <url> [--scenario <name>]`): `tests/conformance_suite/` runs it against `ferry serve
+//! --conformance --http`. Here each scenario is replayed over stdio as the suite plays it: a fresh session per scenario (a new process), the suite client's
 //! capabilities (`sampling` and `elicitation`), the same requests with the same arguments,
 //! the same answers to the server's requests, and at least the same assertions (usually
 //! stricter: exact texts, MIME types and data). Each scenario runs at every revision it

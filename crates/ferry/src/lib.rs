@@ -6,7 +6,10 @@
 //! - [`server`] (feature `server`, on by default): the server, for clients of both eras.
 //! - [`client`] (feature `client`, on by default): the client, for servers of both eras.
 //! - `http` (feature `http-server`, off by default): the Streamable HTTP server transport,
-//!   on axum (2026-07-28 stateless requests today; the session era and the client to come).
+//!   on axum (2026-07-28 stateless requests and the session era).
+//! - `http_client` (feature `http-client`, off by default): the Streamable HTTP client
+//!   transport on reqwest, for servers of every era (2024-11-05 HTTP+SSE as a fallback);
+//!   `http-client-rustls` adds `https://`.
 //!
 //! ```
 //! use ferry::protocol::{ProtocolVersion, VersionSet, Era};
@@ -23,5 +26,7 @@ pub mod client;
 pub mod engine;
 #[cfg(feature = "http-server")]
 pub mod http;
+#[cfg(feature = "http-client")]
+pub mod http_client;
 #[cfg(feature = "server")]
 pub mod server;

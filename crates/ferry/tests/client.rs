@@ -166,6 +166,48 @@ async fn negotiation_probes_falls_back_and_pins() {
     assert_eq!(era.version(), ProtocolVersion::V2025_11_25);
 }
 
+/// A session-era server that answers every method it does not know with `{}` (as the
+/// conformance suite's mock servers do): the probe's answer is no discover result, so the
+/// client initializes.
+#[tokio::test]
+async fn a_probe_answered_with_no_discover_result_falls_back_to_initialize() {
+    let (client_side, mut server_side) = Transport::pair(8);
+    tokio::spawn(async move {
+        while let Some(event) = server_side.incoming.recv().await {
+            let ferry::engine::TransportEvent::Frame(frame) = event else {
+                continue;
+            };
+            let message: serde_json::Value = serde_json::from_slice(&frame).unwrap();
+            let Some(id) = message.get("id").cloned() else {
+                continue;
+            };
+            let result = match message["method"].as_str() {
+                Some("initialize") => json!({
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "serverInfo": {"name": "empty-answers", "version": "1"}
+                }),
+                _ => json!({}),
+            };
+            let answer = json!({"jsonrpc": "2.0", "id": id, "result": result});
+            if server_side
+                .outgoing
+                .send(answer.to_string().into_bytes())
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+    });
+    let client = client_builder()
+        .connect(client_side)
+        .await
+        .expect("connect");
+    assert_eq!(client.version(), ProtocolVersion::V2025_06_18);
+    assert_eq!(client.server_info().unwrap().name, "empty-answers");
+}
+
 #[tokio::test]
 async fn typed_calls_in_both_eras() {
     let server = server(VersionSet::all());

@@ -352,13 +352,13 @@ async fn status_paths() {
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::OK);
-    // A foreign Host (DNS rebinding): 403.
+    // A foreign Host (DNS rebinding): 421 Misdirected Request.
     let response = f
         .post_with(&echo, &[("host", "evil.example")])
         .send()
         .await
         .unwrap();
-    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+    assert_eq!(response.status(), StatusCode::MISDIRECTED_REQUEST);
 
     // A notification: 202, no body.
     let notification = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",

@@ -2,7 +2,7 @@
 //! `@modelcontextprotocol/server-everything` (npm, pinned in `interop/package.json`) over
 //! stdio: list, call (text, image, structured), read, prompt, sampling, progress.
 //!
-//! The test installs the package itself (`npm ci` in `interop/`) when it is missing, so
+//! The test installs the package itself (`interop/install.sh npm`: `npm ci`, reused), so
 //! `cargo test --workspace` needs only Node.js and the npm registry.
 
 #![cfg(unix)]
@@ -25,22 +25,19 @@ fn interop_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../interop")
 }
 
-/// Install the pinned npm packages once per test process.
+/// Install the pinned npm packages (once: `interop/install.sh` reuses an install whose
+/// lock file has not changed, and serializes concurrent test binaries).
 fn installed_server() -> PathBuf {
-    static INSTALL: Mutex<bool> = Mutex::new(false);
+    static INSTALL: Mutex<()> = Mutex::new(());
     let dir = interop_dir();
     let bin = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    let mut done = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
-    if !*done && !bin.exists() {
-        let status = std::process::Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund"])
-            .current_dir(&dir)
-            .status()
-            .expect("npm runs (Node.js is needed for the interop tests)");
-        assert!(status.success(), "npm ci in {dir:?} failed");
-    }
-    *done = true;
-    assert!(bin.exists(), "{bin:?} missing after npm ci");
+    let _once = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
+    let status = std::process::Command::new(dir.join("install.sh"))
+        .arg("npm")
+        .status()
+        .expect("interop/install.sh runs (Node.js is needed for the interop tests)");
+    assert!(status.success(), "interop/install.sh npm failed");
+    assert!(bin.exists(), "{bin:?} missing after the install");
     bin
 }
 

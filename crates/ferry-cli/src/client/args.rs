@@ -23,6 +23,16 @@ pub(crate) fn strings(items: &[String]) -> Result<BTreeMap<String, String>, Stri
     Ok(pairs(items)?.into_iter().collect())
 }
 
+/// An HTTP header given as `Name: value` (`--header`).
+pub(crate) fn header(text: &str) -> Result<(String, String), String> {
+    match text.split_once(':') {
+        Some((name, value)) if !name.trim().is_empty() => {
+            Ok((name.trim().to_owned(), value.trim().to_owned()))
+        }
+        _ => Err(format!("expected 'Name: value', got {text:?}")),
+    }
+}
+
 /// A JSON object given on the command line (`--args`, `--elicit-reply`).
 pub(crate) fn json_object(text: &str) -> Result<JsonObject, String> {
     match serde_json::from_str::<Value>(text) {
@@ -112,5 +122,11 @@ mod tests {
         assert!(json_object("[1]").is_err());
         assert!(json_object("{").is_err());
         assert!(json_object("{\"a\":1}").is_ok());
+        assert_eq!(
+            header("Authorization: Bearer a:b").unwrap(),
+            ("Authorization".into(), "Bearer a:b".into())
+        );
+        assert!(header("no colon").is_err());
+        assert!(header(": v").is_err());
     }
 }

@@ -1,8 +1,9 @@
 //! The client commands: `ferry tools|resources|templates|prompts`, `ferry call`, `ferry
 //! read`, `ferry prompt`, `ferry complete`, `ferry ping`, `ferry discover`.
 //!
-//! Every command names its server the same way: `-- command args...` runs a stdio server
-//! as a child process; without it the command talks to the reference server in-process.
+//! Every command names its server the same way: `--url URL` talks to a Streamable HTTP
+//! server (or a 2024-11-05 HTTP+SSE one), `-- command args...` runs a stdio server as a
+//! child process; with neither the command talks to the reference server in-process.
 //! Results go to stdout (human output, or the raw result with `--json`); errors, what the
 //! server asks, the wire trace (`-v`) and the progress bar go to stderr.
 //!
@@ -85,6 +86,14 @@ pub(crate) struct Common {
     /// Save images, audio and binary resources in this directory (default: the current one).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// The server at this Streamable HTTP URL, e.g. http://127.0.0.1:8080/mcp (a 2024-11-05
+    /// HTTP+SSE server is detected too).
+    #[arg(long, value_name = "URL", conflicts_with = "server")]
+    url: Option<String>,
+    /// Send this header with every HTTP request, e.g. 'Authorization: Bearer x'
+    /// (repeatable; with --url).
+    #[arg(long = "header", value_name = "NAME: VALUE", requires = "url", value_parser = args::header)]
+    headers: Vec<(String, String)>,
     /// The server: `-- command args...` runs it as a child on stdio (default: the reference
     /// server, in-process).
     #[arg(last = true, value_name = "COMMAND")]

@@ -1,6 +1,6 @@
-//! Which server a command talks to, named the same way by every command: `-- command
-//! args...` runs a stdio server as a child process; nothing runs the reference server in
-//! this process. Also connecting the client, and closing: the child is shut down the MCP
+//! Which server a command talks to, named the same way by every command: `--url URL` is a
+//! Streamable HTTP server (`--header` adds headers); `-- command args...` runs a stdio
+//! server as a child process; nothing runs the reference server in this process. Also connecting the client, and closing: the child is shut down the MCP
 //! stdio way (stdin closed, then `SIGTERM`, then `SIGKILL`).
 
 use std::time::Duration;
@@ -9,6 +9,7 @@ use ferry::client::{Client, ClientError};
 use ferry::engine::{
     ChildCommand, ChildProcess, EngineHandle, ShutdownTimeouts, StderrMode, Transport,
 };
+use ferry::http_client::{HttpClientConfig, HttpConnection};
 use tokio::task::JoinHandle;
 
 use super::{Common, answers, output, trace};
@@ -29,6 +30,8 @@ const RELAY_GRACE: Duration = Duration::from_millis(300);
 /// A started target: what must stay alive while the client talks to it.
 pub(crate) struct Target {
     child: Option<ChildProcess>,
+    /// The HTTP connection (closed with a DELETE of its session).
+    http: Option<HttpConnection>,
     /// The in-process reference server.
     _server: Option<EngineHandle>,
     relay: Option<JoinHandle<()>>,
@@ -36,7 +39,19 @@ pub(crate) struct Target {
 
 /// Start the target named by `common` and return the client's transport.
 pub(crate) fn start(common: &Common) -> Result<(Target, Transport), String> {
+    let mut http = None;
     let (transport, child, server) = match common.server.split_first() {
+        _ if common.url.is_some() => {
+            let url = common.url.as_deref().unwrap_or_default();
+            let mut config = HttpClientConfig::default();
+            for (name, value) in &common.headers {
+                config = config.header(name, value)?;
+            }
+            let (transport, connection) =
+                ferry::http_client::connect(url, config).map_err(|e| e.to_string())?;
+            http = Some(connection);
+            (transport, None, None)
+        }
         Some((program, args)) => {
             // The child's stderr is the user's: a server's own diagnostics stay visible.
             let command = ChildCommand::new(program)
@@ -64,6 +79,7 @@ pub(crate) fn start(common: &Common) -> Result<(Target, Transport), String> {
     };
     let target = Target {
         child,
+        http,
         _server: server,
         relay,
     };
@@ -110,10 +126,13 @@ impl Target {
     }
 
     /// Close the connection (the client must be dropped already): let the trace relay pass
-    /// on the last frames, then shut the child down.
+    /// on the last frames, then end the HTTP session or shut the child down.
     pub(crate) async fn close(self, interrupted: bool) {
         if let Some(relay) = self.relay {
             let _ = tokio::time::timeout(RELAY_GRACE, relay).await;
+        }
+        if let Some(http) = self.http {
+            http.close().await;
         }
         let Some(child) = self.child else { return };
         let timeouts = if interrupted {

@@ -71,7 +71,10 @@ pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
                 uri: "server://info".into(),
                 name: "info".into(),
                 title: Some("Server information".into()),
-                description: Some("Live server facts: uptime, sessions, requests, version".into()),
+                description: Some(
+                    "Live server facts: uptime, sessions, requests, cancelled countdowns, version"
+                        .into(),
+                ),
                 mime_type: Some("application/json".into()),
                 ..Default::default()
             },
@@ -85,6 +88,8 @@ pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
                     "sessions_total": stats.connections_total,
                     "requests_served": stats.requests_served,
                     "protocol_version": cx.version.as_str(),
+                    "countdowns_cancelled": super::interactive::COUNTDOWNS_CANCELLED
+                        .load(std::sync::atomic::Ordering::Relaxed),
                 });
                 Ok(vec![ResourceContents::text(
                     "server://info",

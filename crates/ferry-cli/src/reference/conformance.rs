@@ -1,7 +1,8 @@
 //! The fixture of the official MCP conformance suite (`@modelcontextprotocol/conformance`,
 //! read at version 0.1.16): exactly the tools, resources, templates, prompts and completions
 //! its server scenarios call, with the names, arguments, texts, MIME types and data they
-//! check. `ferry serve --conformance` runs it on stdio.
+//! check. `ferry serve --conformance` runs it on stdio, or with `--http ADDR` on Streamable
+//! HTTP, closing quiet POST SSE streams after [`SSE_POLL_AFTER`].
 //!
 //! The suite drives a server over Streamable HTTP (`conformance server --url <url>`), one
 //! fresh session per scenario, as a client declaring `sampling` and `elicitation`. What each
@@ -18,7 +19,14 @@ mod prompts;
 mod resources;
 mod tools;
 
+use std::time::Duration;
+
 use ferry::server::Server;
+
+/// Over HTTP, how long a POST SSE stream may stay quiet before the server closes it for the
+/// client to poll (SEP-1699): longer than the pauses of the logging and progress tools,
+/// shorter than `test_reconnection`'s [`tools::RECONNECTION_PAUSE`].
+pub(crate) const SSE_POLL_AFTER: Duration = Duration::from_millis(250);
 
 /// A 1x1 red pixel, PNG, base64 (`test_image_content`, `test_multiple_content_types`,
 /// `test://static-binary`, `test_prompt_with_image`).

@@ -2,6 +2,7 @@
 //! client for sampling, roots and elicitation (which works the same in both eras: requests
 //! to the client in the session era, `input_required` round trips in the stateless era).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use ferry::protocol::types::{
@@ -110,7 +111,26 @@ pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
         )
 }
 
+/// Countdowns cancelled before they finished, since the process started (in
+/// `server://info`, so a client can tell its cancellation reached the tool).
+pub(crate) static COUNTDOWNS_CANCELLED: AtomicU64 = AtomicU64::new(0);
+
+/// Counts a countdown that ends unfinished: cancelled through its token, or dropped (the
+/// engine drops a cancelled request's handler).
+struct CountIfUnfinished {
+    finished: bool,
+}
+
+impl Drop for CountIfUnfinished {
+    fn drop(&mut self) {
+        if !self.finished {
+            COUNTDOWNS_CANCELLED.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
 async fn countdown(args: CountdownArgs, cx: Context) -> CallToolResult {
+    let mut unfinished = CountIfUnfinished { finished: false };
     let steps = args.steps.clamp(1, 1000);
     let interval = Duration::from_millis(args.interval_ms.unwrap_or(100).min(10_000));
     for step in 1..=steps {
@@ -125,6 +145,7 @@ async fn countdown(args: CountdownArgs, cx: Context) -> CallToolResult {
                 .await;
         }
     }
+    unfinished.finished = true;
     CallToolResult::success(vec![ContentBlock::text(format!("counted {steps} steps"))])
 }
 

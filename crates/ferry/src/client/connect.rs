@@ -148,6 +148,27 @@ impl ClientBuilder {
         }
     }
 
+    /// Connect to the Streamable HTTP endpoint at `url` (feature `http-client`; see
+    /// `ferry::http_client`), negotiating the revision. The returned handle closes the
+    /// connection (DELETE of the session) with `close`; dropping the client does it in the
+    /// background.
+    #[cfg(feature = "http-client")]
+    pub async fn connect_http(
+        self,
+        url: &str,
+        config: crate::http_client::HttpClientConfig,
+    ) -> Result<(Client, crate::http_client::HttpConnection), ClientError> {
+        let (transport, connection) = crate::http_client::connect(url, config)
+            .map_err(|e| ClientError::Spawn(e.to_string()))?;
+        match self.connect(transport).await {
+            Ok(client) => Ok((client, connection)),
+            Err(error) => {
+                connection.close().await;
+                Err(error)
+            }
+        }
+    }
+
     /// Connect over `transport`, negotiating the revision.
     pub async fn connect(self, transport: Transport) -> Result<Client, ClientError> {
         let capabilities = self.handlers.capabilities();
@@ -242,10 +263,11 @@ async fn negotiate(
                         None => initialize_newest(peer, builder, capabilities).await,
                     }
                 }
-                // A session-era server: no such method, or nothing before `initialize`.
-                Err(ClientError::Rpc(_) | ClientError::Timeout(_)) => {
-                    initialize_newest(peer, builder, capabilities).await
-                }
+                // A session-era server: no such method, nothing before `initialize`, or an
+                // answer that is no discover result (some answer any method with `{}`).
+                Err(
+                    ClientError::Rpc(_) | ClientError::Timeout(_) | ClientError::InvalidResult(_),
+                ) => initialize_newest(peer, builder, capabilities).await,
                 Err(other) => Err(other),
             }
         }

@@ -20,6 +20,7 @@ use tokio_util::task::TaskTracker;
 use super::config::EngineConfig;
 use super::peer::{CallError, Peer};
 use super::progress::ProgressReporter;
+use super::related;
 use super::transport::{Frame, Transport, TransportEvent};
 use super::{Handler, RequestContext};
 
@@ -56,7 +57,11 @@ impl Engine {
         handler: H,
         config: EngineConfig,
     ) -> EngineHandle {
-        let peer = Peer::new(transport.outgoing, config.request_timeout);
+        let peer = Peer::new(
+            transport.outgoing,
+            transport.related,
+            config.request_timeout,
+        );
         let state = Loop {
             handler: Arc::new(handler),
             peer: peer.clone(),
@@ -97,17 +102,10 @@ impl<H: Handler> Loop<H> {
                     ));
                     self.write(&ErrorResponse::new(None, error)).await;
                 }
-                TransportEvent::Frame(frame) => match classify_with(&frame, &limits) {
-                    Inbound::Single(message) => self.message(message, Responder::Direct).await,
-                    Inbound::Batch(entries) => self.batch(entries).await,
-                    Inbound::Rejected(rejected) if rejected.reply => {
-                        self.write(&rejected.response).await;
-                    }
-                    Inbound::Rejected(rejected) => tracing::debug!(
-                        "dropped an invalid response: {}",
-                        rejected.response.error.message
-                    ),
-                },
+                TransportEvent::Frame(frame) => self.frame(&frame, &limits, None).await,
+                TransportEvent::Attached(frame, attachment) => {
+                    self.frame(&frame, &limits, Some(attachment)).await;
+                }
             }
         }
         let grace = self.config.shutdown_grace;
@@ -130,9 +128,35 @@ impl<H: Handler> Loop<H> {
         self.peer.close_all();
     }
 
-    async fn message(&self, message: Message, responder: Responder) {
+    async fn frame(
+        &self,
+        frame: &[u8],
+        limits: &ClassifyLimits,
+        attachment: Option<super::transport::Attachment>,
+    ) {
+        match classify_with(frame, limits) {
+            Inbound::Single(message) => {
+                self.message(message, Responder::Direct, attachment).await;
+            }
+            Inbound::Batch(entries) => self.batch(entries, attachment).await,
+            Inbound::Rejected(rejected) if rejected.reply => {
+                self.write(&rejected.response).await;
+            }
+            Inbound::Rejected(rejected) => tracing::debug!(
+                "dropped an invalid response: {}",
+                rejected.response.error.message
+            ),
+        }
+    }
+
+    async fn message(
+        &self,
+        message: Message,
+        responder: Responder,
+        attachment: Option<super::transport::Attachment>,
+    ) {
         match message {
-            Message::Request(request) => self.request(request, responder).await,
+            Message::Request(request) => self.request(request, responder, attachment).await,
             Message::Notification(notification) => {
                 if let Responder::Batch(tx) = responder {
                     let _ = tx.send(None).await;
@@ -148,7 +172,11 @@ impl<H: Handler> Loop<H> {
         }
     }
 
-    async fn batch(&self, entries: Vec<Result<Message, ferry_protocol::jsonrpc::Rejected>>) {
+    async fn batch(
+        &self,
+        entries: Vec<Result<Message, ferry_protocol::jsonrpc::Rejected>>,
+        attachment: Option<super::transport::Attachment>,
+    ) {
         if !self.handler.accepts_batches() {
             let error = ErrorObject::invalid_request("JSON-RPC batches are not accepted here");
             self.write(&ErrorResponse::new(None, error)).await;
@@ -158,7 +186,10 @@ impl<H: Handler> Loop<H> {
         let expected = entries.len();
         for entry in entries {
             match entry {
-                Ok(message) => self.message(message, Responder::Batch(tx.clone())).await,
+                Ok(message) => {
+                    let responder = Responder::Batch(tx.clone());
+                    self.message(message, responder, attachment.clone()).await;
+                }
                 Err(rejected) => {
                     let reply = rejected
                         .reply
@@ -184,7 +215,12 @@ impl<H: Handler> Loop<H> {
         });
     }
 
-    async fn request(&self, request: Request, responder: Responder) {
+    async fn request(
+        &self,
+        request: Request,
+        responder: Responder,
+        attachment: Option<super::transport::Attachment>,
+    ) {
         let id = request.id.clone();
         if request.method == "ping"
             && self.config.answer_ping
@@ -224,6 +260,7 @@ impl<H: Handler> Loop<H> {
             closing: self.closing.clone(),
             progress: progress.clone(),
             peer: self.peer.clone(),
+            attachment,
         };
         let ordered = self.handler.in_order(&request.method);
         let needs_slot = !self.handler.long_lived(&request.method);
@@ -239,9 +276,12 @@ impl<H: Handler> Loop<H> {
                 } else {
                     None
                 };
-                AssertUnwindSafe(handler.request(request, context))
-                    .catch_unwind()
-                    .await
+                AssertUnwindSafe(related::serving(
+                    id.clone(),
+                    handler.request(request, context),
+                ))
+                .catch_unwind()
+                .await
             };
             let outcome = tokio::select! {
                 biased;

@@ -23,6 +23,7 @@ mod config;
 mod dispatch;
 mod peer;
 mod progress;
+mod related;
 #[cfg(unix)]
 mod stdio;
 mod transport;
@@ -41,9 +42,10 @@ pub use config::EngineConfig;
 pub use dispatch::{Engine, EngineHandle};
 pub use peer::{CallError, CallOptions, Peer};
 pub use progress::{ProgressError, ProgressReporter};
+pub use related::RelatedSink;
 #[cfg(unix)]
 pub use stdio::stdio;
-pub use transport::{Frame, Transport, TransportEvent, Writer};
+pub use transport::{Attachment, Frame, Transport, TransportEvent, Writer};
 
 /// The outcome of an incoming request: a raw result or an error.
 pub type HandlerResult = Result<RawJson, ErrorObject>;
@@ -63,6 +65,8 @@ pub struct RequestContext {
     pub progress: Option<ProgressReporter>,
     /// The other side, for requests and notifications of the handler's own.
     pub peer: Peer,
+    /// What the transport attached to the frame that carried the request.
+    pub attachment: Option<Attachment>,
 }
 
 /// A role on top of the engine: answers requests, receives notifications.

@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, oneshot};
 
+use super::related::RelatedSink;
 use super::transport::Frame;
 
 /// Why an outgoing request failed.
@@ -49,6 +50,8 @@ struct Pending {
 
 pub(crate) struct Shared {
     pub(crate) out: mpsc::Sender<Frame>,
+    /// Told which request a handler-sent frame belongs to (HTTP transports).
+    related: Option<RelatedSink>,
     pending: Mutex<HashMap<RequestId, Pending>>,
     next_id: AtomicI64,
     pub(crate) default_timeout: Duration,
@@ -86,10 +89,15 @@ pub struct CallOptions {
 }
 
 impl Peer {
-    pub(crate) fn new(out: mpsc::Sender<Frame>, default_timeout: Duration) -> Self {
+    pub(crate) fn new(
+        out: mpsc::Sender<Frame>,
+        related: Option<RelatedSink>,
+        default_timeout: Duration,
+    ) -> Self {
         Peer {
             shared: Arc::new(Shared {
                 out,
+                related,
                 pending: Mutex::new(HashMap::new()),
                 next_id: AtomicI64::new(1),
                 default_timeout,
@@ -179,6 +187,7 @@ impl Peer {
         if self.shared.closed.load(Ordering::Acquire) {
             return Err(CallError::ConnectionClosed);
         }
+        self.note_related(&frame);
         if self.shared.out.send(frame).await.is_err() {
             return Err(CallError::ConnectionClosed);
         }
@@ -237,11 +246,21 @@ impl Peer {
     where
         P: Serialize + ?Sized,
     {
-        serde_json::to_vec(&Notification::new(method, params))
-            .is_ok_and(|frame| self.shared.out.try_send(frame).is_ok())
+        serde_json::to_vec(&Notification::new(method, params)).is_ok_and(|frame| {
+            self.note_related(&frame);
+            self.shared.out.try_send(frame).is_ok()
+        })
+    }
+
+    /// Show a frame about to be queued to the transport's [`RelatedSink`], if any.
+    fn note_related(&self, frame: &[u8]) {
+        if let Some(sink) = &self.shared.related {
+            sink.note(frame);
+        }
     }
 
     pub(crate) async fn send_frame(&self, frame: Frame) -> Result<(), CallError> {
+        self.note_related(&frame);
         self.shared
             .out
             .send(frame)

@@ -9,19 +9,49 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::related::RelatedSink;
+
 /// One complete JSON text.
 pub type Frame = Vec<u8>;
 
 /// What a transport delivers to the engine.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum TransportEvent {
     /// A frame.
     Frame(Frame),
+    /// A frame with data for the handlers of the requests in it (see [`Attachment`]).
+    Attached(Frame, Attachment),
     /// A frame that exceeded the size limit and was discarded.
     Oversized {
         /// Its size in bytes (at least; reading stopped counting at the limit).
         bytes: usize,
     },
+}
+
+/// Data a transport attaches to one frame for the handlers of the requests it carries:
+/// say, the verified identity behind an HTTP request's bearer token. Handlers find it in
+/// their [`RequestContext`](super::RequestContext) (servers: `Context::attachment`).
+/// Cloning shares it.
+#[derive(Clone)]
+pub struct Attachment(std::sync::Arc<dyn std::any::Any + Send + Sync>);
+
+impl Attachment {
+    /// Attach `value`.
+    pub fn new<T: std::any::Any + Send + Sync>(value: T) -> Self {
+        Attachment(std::sync::Arc::new(value))
+    }
+
+    /// The attached value, if it is a `T`.
+    pub fn get<T: std::any::Any>(&self) -> Option<&T> {
+        self.0.downcast_ref()
+    }
+}
+
+impl std::fmt::Debug for Attachment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Attachment(..)")
+    }
 }
 
 /// The engine's end of a connection. The connection is over when `incoming` ends.
@@ -34,6 +64,9 @@ pub struct Transport {
     /// The task writing `outgoing` to a byte stream, if any; the engine lets it flush what
     /// is queued before it reports the connection finished.
     pub writer: Option<Writer>,
+    /// Told which of the peer's requests each handler-sent frame belongs to (see
+    /// [`RelatedSink`]); `None` for transports with one stream.
+    pub related: Option<RelatedSink>,
 }
 
 /// The task that writes a transport's outgoing frames.
@@ -61,7 +94,14 @@ impl Transport {
             incoming,
             outgoing,
             writer: None,
+            related: None,
         }
+    }
+
+    /// Tell `sink` which of the peer's requests each frame a handler sends belongs to.
+    pub fn with_related(mut self, sink: RelatedSink) -> Self {
+        self.related = Some(sink);
+        self
     }
 
     /// Two connected in-memory transports, for tests and in-process peers.
@@ -96,6 +136,7 @@ impl Transport {
             incoming: in_rx,
             outgoing: out_tx,
             writer: Some(Writer { close, task }),
+            related: None,
         }
     }
 }

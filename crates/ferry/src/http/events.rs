@@ -48,12 +48,20 @@ pub trait EventStore: std::fmt::Debug + Send + Sync + 'static {
 
 /// The default [`EventStore`]: in memory, at most `max_events` per stream, each kept at
 /// most `ttl`.
+///
+/// Streams are grouped by session (forgetting a session is one removal) in 16 shards chosen
+/// by the session id, so sessions rarely contend for a lock.
 #[derive(Debug)]
 pub struct MemoryEventStore {
     max_events: usize,
     ttl: Duration,
-    streams: Mutex<HashMap<StreamKey, Log>>,
+    shards: Box<[Mutex<HashMap<String, SessionLogs>>]>,
 }
+
+const SHARDS: usize = 16;
+
+/// One session's streams, by number.
+type SessionLogs = HashMap<u64, Log>;
 
 #[derive(Debug, Default)]
 struct Log {
@@ -83,12 +91,17 @@ impl MemoryEventStore {
         MemoryEventStore {
             max_events: max_events.max(1),
             ttl,
-            streams: Mutex::default(),
+            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
         }
     }
 
-    fn streams(&self) -> std::sync::MutexGuard<'_, HashMap<StreamKey, Log>> {
-        self.streams.lock().unwrap_or_else(|e| e.into_inner())
+    /// The shard holding `session`'s streams.
+    fn shard(&self, session: &str) -> std::sync::MutexGuard<'_, HashMap<String, SessionLogs>> {
+        use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+        let hash = BuildHasherDefault::<DefaultHasher>::default().hash_one(session);
+        self.shards[hash as usize % SHARDS]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -102,8 +115,12 @@ impl Default for MemoryEventStore {
 impl EventStore for MemoryEventStore {
     fn append(&self, key: &StreamKey, message: Bytes) -> u64 {
         let now = Instant::now();
-        let mut streams = self.streams();
-        let log = streams.entry(key.clone()).or_default();
+        let mut shard = self.shard(&key.session);
+        let session = match shard.get_mut(&key.session) {
+            Some(session) => session,
+            None => shard.entry(key.session.clone()).or_default(),
+        };
+        let log = session.entry(key.stream).or_default();
         log.last += 1;
         log.events.push_back((log.last, now, message));
         log.prune(self.max_events, self.ttl, now);
@@ -111,12 +128,18 @@ impl EventStore for MemoryEventStore {
     }
 
     fn last(&self, key: &StreamKey) -> u64 {
-        self.streams().get(key).map_or(0, |log| log.last)
+        self.shard(&key.session)
+            .get(&key.session)
+            .and_then(|session| session.get(&key.stream))
+            .map_or(0, |log| log.last)
     }
 
     fn replay(&self, key: &StreamKey, after: u64) -> Result<Vec<(u64, Bytes)>, ReplayError> {
-        let mut streams = self.streams();
-        let Some(log) = streams.get_mut(key) else {
+        let mut shard = self.shard(&key.session);
+        let log = shard
+            .get_mut(&key.session)
+            .and_then(|session| session.get_mut(&key.stream));
+        let Some(log) = log else {
             // A stream that has sent nothing but its priming event.
             return if after == 0 {
                 Ok(Vec::new())
@@ -143,7 +166,7 @@ impl EventStore for MemoryEventStore {
     }
 
     fn forget_session(&self, session: &str) {
-        self.streams().retain(|key, _| key.session != session);
+        self.shard(session).remove(session);
     }
 }
 

@@ -1,36 +1,59 @@
-//! Checks made before a request reaches MCP: `Origin` and `Host` (DNS rebinding, 403),
-//! `Accept` (406), `Content-Type` (415) and the body size limit (413).
+//! Checks made before a request reaches MCP: `Origin` (403) and `Host` (421), both against
+//! DNS rebinding; CORS for allowed origins (see `cors.rs`); `Accept` (406), `Content-Type`
+//! (415) and the body size limit (413).
+//!
+//! **Why 421 for a foreign `Host`.** The specification asks for 403 Forbidden when `Origin`
+//! is invalid and says nothing of `Host`. A `Host` this server does not answer for means the
+//! request was routed to the wrong server (the DNS rebinding case: a name the attacker
+//! controls now resolves to 127.0.0.1); RFC 9110 §15.5.20 names exactly that 421
+//! Misdirected Request, and the Python SDK answers it too. A foreign `Origin` remains 403.
 
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
 use ferry_protocol::jsonrpc::ErrorObject;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 
 use super::stateless::error_response;
-use super::{HttpConfig, Shared};
+use super::{HttpConfig, Shared, cors};
 
-/// Middleware on the MCP endpoint, for every method: refuse a foreign `Origin` or `Host`.
+/// Middleware on every route, for every method: refuse a foreign `Origin` (403) or `Host`
+/// (421); answer CORS preflights and add CORS headers for allowed origins.
 pub(crate) async fn origin_and_host(
     State(shared): State<Arc<Shared>>,
     request: Request,
     next: Next,
 ) -> Response {
     if let Err(refusal) = check_origin_and_host(&shared.config, request.headers()) {
-        return error_response(
-            StatusCode::FORBIDDEN,
-            None,
-            ErrorObject::invalid_request(refusal),
-        );
+        let (status, message) = match refusal {
+            Refusal::Origin(m) => (StatusCode::FORBIDDEN, m),
+            Refusal::Host(m) => (StatusCode::MISDIRECTED_REQUEST, m),
+        };
+        return error_response(status, None, ErrorObject::invalid_request(message));
     }
-    next.run(request).await
+    let origin = request.headers().get(header::ORIGIN).cloned();
+    let Some(origin) = origin else {
+        return next.run(request).await;
+    };
+    if request.method() == Method::OPTIONS {
+        return cors::preflight(&origin, request.headers());
+    }
+    let mut response = next.run(request).await;
+    cors::decorate(&mut response, origin);
+    response
 }
 
-fn check_origin_and_host(config: &HttpConfig, headers: &HeaderMap) -> Result<(), String> {
+/// Why a request is refused before MCP.
+enum Refusal {
+    Origin(String),
+    Host(String),
+}
+
+fn check_origin_and_host(config: &HttpConfig, headers: &HeaderMap) -> Result<(), Refusal> {
     if let Some(origin) = headers.get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or("");
         let allowed = config.any_origin
@@ -40,7 +63,7 @@ fn check_origin_and_host(config: &HttpConfig, headers: &HeaderMap) -> Result<(),
                 .iter()
                 .any(|o| o.trim_end_matches('/').eq_ignore_ascii_case(origin));
         if !allowed {
-            return Err(format!("Origin {origin:?} is not allowed"));
+            return Err(Refusal::Origin(format!("Origin {origin:?} is not allowed")));
         }
     }
     if !config.any_host
@@ -54,7 +77,9 @@ fn check_origin_and_host(config: &HttpConfig, headers: &HeaderMap) -> Result<(),
                 .iter()
                 .any(|h| h.eq_ignore_ascii_case(host) || h.eq_ignore_ascii_case(name));
         if !allowed {
-            return Err(format!("Host {host:?} is not allowed"));
+            return Err(Refusal::Host(format!(
+                "Misdirected Request: Host {host:?} is not served here"
+            )));
         }
     }
     Ok(())
@@ -110,6 +135,29 @@ pub(crate) fn accepts_both(headers: &HeaderMap) -> bool {
         }
     }
     !any_header || (json && sse)
+}
+
+/// Whether `Accept` allows `text/event-stream` (a missing `Accept` allows everything).
+pub(crate) fn accepts_sse(headers: &HeaderMap) -> bool {
+    let mut any_header = false;
+    let mut sse = false;
+    for value in headers.get_all(header::ACCEPT) {
+        any_header = true;
+        sse |= value.to_str().unwrap_or("").split(',').any(|range| {
+            let mut parts = range.split(';');
+            let media = parts.next().unwrap_or("").trim();
+            let refused = parts.any(|p| {
+                p.trim()
+                    .strip_prefix("q=")
+                    .is_some_and(|q| q.trim().parse::<f32>() == Ok(0.0))
+            });
+            !refused
+                && ["text/event-stream", "text/*", "*/*"]
+                    .iter()
+                    .any(|m| media.eq_ignore_ascii_case(m))
+        });
+    }
+    !any_header || sse
 }
 
 /// Whether the body is declared JSON (`application/json`, any parameters).

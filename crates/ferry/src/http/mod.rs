@@ -8,13 +8,24 @@
 //! `session.rs` for the rules (which stream a message takes, the version header, limits).
 //! A POST is session-era when it is a batch, a response, `initialize`, a request without a
 //! stateless revision in `_meta` or `MCP-Protocol-Version`, or a notification with a
-//! session id. The 2024-11-05 HTTP+SSE transport and the HTTP client arrive later.
+//! session id.
+//!
+//! **2024-11-05 HTTP+SSE** (deprecated, still spoken by many clients) is served on two
+//! more paths, on by default: `GET /sse` opens a session's SSE stream, whose first event
+//! (`endpoint`) names `/messages?sessionId=<id>`, where the client POSTs its messages (202;
+//! answers come on the stream). See `legacy.rs` for its table;
+//! [`HttpConfig::legacy_sse`] moves or disables it.
+//!
+//! **Browsers.** Allowed origins get CORS: preflights (`OPTIONS`) are answered and responses
+//! carry `Access-Control-Allow-Origin` and expose `MCP-Session-Id` (see `cors.rs`).
 //!
 //! What a stateless-era POST gets:
 //!
 //! | case | answer |
 //! |---|---|
-//! | foreign `Origin` or `Host` (any method) | 403 (loopback always allowed; see [`HttpConfig`]) |
+//! | foreign `Origin` (any method) | 403 (loopback always allowed; see [`HttpConfig`]) |
+//! | foreign `Host` (any method) | 421 Misdirected Request (see `guard.rs`) |
+//! | `OPTIONS` with an allowed `Origin` (CORS preflight) | 204 |
 //! | `GET`, `DELETE` without `Mcp-Session-Id`, other methods | 405 |
 //! | `Accept` not covering both `application/json` and `text/event-stream` | 406 |
 //! | body not `application/json` | 415 |
@@ -44,6 +55,12 @@
 //! requests share nothing but the server; this is what the stateless era asks for and is
 //! cheap next to HTTP itself. Server statistics count each POST as a connection.
 //!
+//! **Authorization.** With feature `http-auth`, `HttpConfig::auth` puts the endpoint behind
+//! OAuth bearer tokens (the `auth` module: challenges, Protected Resource Metadata, JWT
+//! and introspection verifiers, the `Auth` extractor). Any other layer can bind sessions
+//! to a principal with the [`SessionOwner`] request extension and hand data to handlers
+//! with an [`Attachment`](crate::engine::Attachment) extension.
+//!
 //! ```no_run
 //! # async fn run() -> std::io::Result<()> {
 //! use ferry::http::HttpConfig;
@@ -58,20 +75,26 @@
 //! Or mount [`router`] in an application of your own (it is an [`axum::Router`], a tower
 //! service).
 
+#[cfg(feature = "http-auth")]
+pub mod auth;
+mod cors;
 mod events;
 mod guard;
 mod headers;
+mod legacy;
+mod owner;
 mod session;
 mod sse;
 mod stateless;
 
 pub use events::{EventStore, MemoryEventStore, ReplayError, StreamKey};
+pub use owner::SessionOwner;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::routing::post;
+use axum::routing::{get, post};
 
 use crate::server::Server;
 
@@ -83,14 +106,22 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 pub struct HttpConfig {
     /// The endpoint's path. Default: `/mcp`.
     pub endpoint: String,
+    /// The 2024-11-05 HTTP+SSE transport's SSE path (`GET` opens a session), or `None` to
+    /// serve only Streamable HTTP. Default: `/sse`.
+    pub legacy_sse: Option<String>,
+    /// The 2024-11-05 HTTP+SSE transport's messages path (`POST ?sessionId=…`), sent to
+    /// the client in the `endpoint` event. Default: `/messages`.
+    pub legacy_messages: String,
     /// Origins allowed besides loopback ones (`http://localhost:*`, `http://127.0.0.1:*`,
     /// `http://[::1]:*`), e.g. `https://app.example.com`. A request with any other
-    /// `Origin` gets 403; one without `Origin` (not from a browser) passes.
+    /// `Origin` gets 403; one without `Origin` (not from a browser) passes. Allowed origins
+    /// get CORS headers and answered preflights.
     pub allowed_origins: Vec<String>,
     /// Allow every `Origin`. Default: no.
     pub any_origin: bool,
     /// Host names (optionally with port) allowed in `Host` besides loopback ones: list the
-    /// names the server is reached by when it is not on localhost. Default: none.
+    /// names the server is reached by when it is not on localhost; any other `Host` gets
+    /// 421 Misdirected Request. Default: none.
     pub allowed_hosts: Vec<String>,
     /// Allow every `Host`. Default: no (DNS rebinding protection).
     pub any_host: bool,
@@ -108,15 +139,28 @@ pub struct HttpConfig {
     pub session_idle_timeout: Duration,
     /// Session era: the reconnection delay sent in SSE `retry` fields. Default: 1 s.
     pub sse_retry: Duration,
+    /// Session era, 2025-11-25 sessions: close a POST's SSE stream once it has been this
+    /// long without an event and its response has not come (SEP-1699 polling). A request
+    /// that sends nothing in this time is answered with an SSE stream holding only its
+    /// priming event. The client reconnects after the `retry` delay with `GET` and
+    /// `Last-Event-ID` and gets the rest (the response included). This frees the
+    /// connections long requests hold (say, behind a proxy with an idle timeout). Default:
+    /// never.
+    pub sse_poll_after: Option<Duration>,
     /// Session era: where SSE events are kept for resumption. Default: a
     /// [`MemoryEventStore`] (1,000 events per stream, 5 minutes each).
     pub event_store: Option<Arc<dyn EventStore>>,
+    /// Require OAuth bearer tokens (see [`auth`]). Default: none.
+    #[cfg(feature = "http-auth")]
+    pub auth: Option<Arc<auth::ResourceServer>>,
 }
 
 impl Default for HttpConfig {
     fn default() -> Self {
         HttpConfig {
             endpoint: "/mcp".to_owned(),
+            legacy_sse: Some("/sse".to_owned()),
+            legacy_messages: "/messages".to_owned(),
             allowed_origins: Vec::new(),
             any_origin: false,
             allowed_hosts: Vec::new(),
@@ -127,7 +171,10 @@ impl Default for HttpConfig {
             max_streams_per_session: 32,
             session_idle_timeout: Duration::from_secs(30 * 60),
             sse_retry: Duration::from_secs(1),
+            sse_poll_after: None,
             event_store: None,
+            #[cfg(feature = "http-auth")]
+            auth: None,
         }
     }
 }
@@ -136,6 +183,31 @@ impl HttpConfig {
     /// Serve the endpoint at `path`.
     pub fn endpoint(mut self, path: impl Into<String>) -> Self {
         self.endpoint = path.into();
+        self
+    }
+
+    /// Serve the 2024-11-05 HTTP+SSE transport at these paths (SSE, messages), or not at
+    /// all with `None`.
+    pub fn legacy_sse(mut self, paths: Option<(&str, &str)>) -> Self {
+        match paths {
+            Some((sse, messages)) => {
+                self.legacy_sse = Some(sse.to_owned());
+                self.legacy_messages = messages.to_owned();
+            }
+            None => self.legacy_sse = None,
+        }
+        self
+    }
+
+    /// Set the keep-alive interval of SSE streams.
+    pub fn sse_keep_alive(mut self, every: Duration) -> Self {
+        self.sse_keep_alive = every;
+        self
+    }
+
+    /// Set the most open streams per session.
+    pub fn max_streams_per_session(mut self, streams: usize) -> Self {
+        self.max_streams_per_session = streams;
         self
     }
 
@@ -169,6 +241,20 @@ impl HttpConfig {
         self
     }
 
+    /// Close quiet POST SSE streams after `quiet` for the client to poll (see
+    /// [`HttpConfig::sse_poll_after`]).
+    pub fn sse_poll_after(mut self, quiet: Duration) -> Self {
+        self.sse_poll_after = Some(quiet);
+        self
+    }
+
+    /// Require OAuth bearer tokens checked by `server` (see [`auth`]).
+    #[cfg(feature = "http-auth")]
+    pub fn auth(mut self, server: auth::ResourceServer) -> Self {
+        self.auth = Some(Arc::new(server));
+        self
+    }
+
     /// Keep SSE events in `store`.
     pub fn event_store(mut self, store: Arc<dyn EventStore>) -> Self {
         self.event_store = Some(store);
@@ -181,6 +267,7 @@ pub(crate) struct Shared {
     pub(crate) server: Server,
     pub(crate) config: HttpConfig,
     pub(crate) sessions: session::Sessions,
+    pub(crate) legacy: legacy::LegacySessions,
 }
 
 impl Shared {
@@ -193,25 +280,49 @@ impl Shared {
             server,
             config,
             sessions: session::Sessions::new(store),
+            legacy: legacy::LegacySessions::default(),
         })
     }
 }
 
-/// The MCP endpoint as an [`axum::Router`]: mount it, nest it, layer it.
+/// The MCP endpoint (and the HTTP+SSE paths, unless disabled) as an [`axum::Router`]:
+/// mount it, nest it, layer it.
 pub fn router(server: Server, config: HttpConfig) -> Router {
     router_of(Shared::new(server, config))
 }
 
 fn router_of(shared: Arc<Shared>) -> Router {
-    let endpoint = shared.config.endpoint.clone();
-    let route = post(stateless::post)
-        .get(session::get)
-        .delete(session::delete)
-        .layer(axum::middleware::from_fn_with_state(
+    let config = &shared.config;
+    let mut router = Router::new().route(
+        &config.endpoint,
+        post(stateless::post)
+            .get(session::get)
+            .delete(session::delete),
+    );
+    if let Some(sse) = &config.legacy_sse {
+        router = router
+            .route(sse, get(legacy::get))
+            .route(&config.legacy_messages, post(legacy::post));
+    }
+    // Inside the origin guard: foreign origins are refused first, and challenges carry
+    // the CORS headers that let a browser client read them.
+    #[cfg(feature = "http-auth")]
+    let auth = config.auth.clone();
+    #[cfg(feature = "http-auth")]
+    if let Some(auth) = &auth {
+        router = auth.layer(router);
+    }
+    let router = router
+        .route_layer(axum::middleware::from_fn_with_state(
             Arc::clone(&shared),
             guard::origin_and_host,
-        ));
-    Router::new().route(&endpoint, route).with_state(shared)
+        ))
+        .with_state(shared);
+    #[cfg(feature = "http-auth")]
+    if let Some(auth) = &auth {
+        return router.merge(auth::metadata::routes(auth));
+    }
+    router
 }
 
 /// Serve [`router`] on `listener` (with `TCP_NODELAY` on every accepted socket) until the
@@ -231,7 +342,8 @@ pub async fn serve(
 }
 
 /// [`serve`] until `signal` completes, then shut down gracefully: stop accepting, end
-/// every session (their engines get their shutdown grace; their SSE streams end) and
+/// every session (requests in flight still answer, within their engines' shutdown grace;
+/// then their SSE streams end) and
 /// wait for the connections to finish.
 pub async fn serve_with_shutdown(
     server: Server,
@@ -251,6 +363,7 @@ pub async fn serve_with_shutdown(
         .with_graceful_shutdown(async move {
             signal.await;
             sessions.sessions.shutdown();
+            sessions.legacy.shutdown();
         })
         .await
 }

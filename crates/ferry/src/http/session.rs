@@ -23,9 +23,14 @@
 //! 1. a response: the POST stream that carried its request;
 //! 2. `notifications/progress`: the POST stream whose request carried that
 //!    `progressToken`;
-//! 3. a server request (sampling, elicitation, roots) or a log message
-//!    (`notifications/message`): when exactly one POST stream has requests in flight, that
-//!    stream (the handler sending it must belong to that request); otherwise as 4;
+//! 3. anything a request handler sends while it runs (a server request — sampling,
+//!    elicitation, roots —, a log message, any notification): the POST stream of the
+//!    request it serves, however many are in flight. The engine runs each handler in a
+//!    scope naming its request and shows every frame the handler queues to the session
+//!    (`engine::RelatedSink`), which notes the frame's stream under a hash of its bytes.
+//!    Frames sent from tasks a handler spawns itself are outside that scope: a server
+//!    request or log message among those goes to the one POST stream with requests in
+//!    flight if there is exactly one, otherwise as 4;
 //! 4. anything else (list changes, resource updates, …): the standalone GET stream if one
 //!    is connected; else the most recently opened POST stream still connected; else the
 //!    GET stream's event log, for a client resuming it with `Last-Event-ID`.
@@ -39,6 +44,12 @@
 //! stream, or a POST stream still waiting for its response) or ends (a finished POST
 //! stream). Events the store has evicted make the replay inexact: 410 instead.
 //!
+//! **Polling** (SEP-1699, off by default: [`super::HttpConfig::sse_poll_after`]). On a
+//! 2025-11-25 session a POST stream quiet for that long before its response is closed (a
+//! request with nothing to send yet gets an SSE answer with only its priming event); the
+//! client resumes it with `GET` and `Last-Event-ID` as above, and the resumed stream stays
+//! open until the response.
+//!
 //! **`MCP-Protocol-Version`.** Missing: assumed to be 2025-03-26. Not a session-era
 //! revision this server supports: 400. Newer than the session's: 400. The negotiated
 //! revision or an older supported one: accepted (real clients send older ones).
@@ -47,8 +58,9 @@
 //! streams per session (default 32: POSTs awaiting their answer and GET streams; 429
 //! beyond), idle time (default 30 minutes without any open request or stream; the session
 //! then ends and its id gets 404). Every SSE stream gets a keep-alive comment after
-//! [`super::HttpConfig::sse_keep_alive`] of silence. `serve_with_shutdown` ends every
-//! session and stream when its signal fires.
+//! [`super::HttpConfig::sse_keep_alive`] of silence. When `serve_with_shutdown`'s signal
+//! fires, every session is drained: its engine's input closes, requests in flight still get
+//! their responses (within the engine's shutdown grace), then its streams end.
 
 // Refusals are whole HTTP responses, returned once per request: their size does not matter.
 #![allow(clippy::result_large_err)]
@@ -63,7 +75,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use ferry_protocol::jsonrpc::ErrorObject;
+use ferry_protocol::jsonrpc::{self, ErrorObject, Inbound};
 use ferry_protocol::types::keys;
 use ferry_protocol::{Era, Feature, ProtocolVersion, RequestId};
 use serde::Deserialize;
@@ -72,9 +84,10 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::events::{self, EventStore, ReplayError, StreamKey};
+use super::owner::{RequestData, SessionOwner};
 use super::stateless::error_response;
 use super::{Shared, headers, sse};
-use crate::engine::{Frame, Transport, TransportEvent};
+use crate::engine::{Attachment, Frame, RelatedSink, Transport, TransportEvent};
 
 /// `MCP-Session-Id`.
 pub(crate) const SESSION_ID: &str = "mcp-session-id";
@@ -133,12 +146,19 @@ impl Sessions {
         self.map.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// End every session and refuse new ones (graceful shutdown).
+    /// How many sessions are live.
+    pub(crate) fn len(&self) -> usize {
+        self.map().len()
+    }
+
+    /// Refuse new sessions and drain every one (graceful shutdown): each engine's input
+    /// closes, requests in flight still answer on their streams (within the engine's
+    /// shutdown grace), then the engine ends and with it every stream of the session.
     pub(crate) fn shutdown(&self) {
         self.shutdown.cancel();
         let all: Vec<_> = self.map().drain().map(|(_, s)| s).collect();
         for session in all {
-            session.close();
+            session.drain();
         }
     }
 
@@ -202,6 +222,8 @@ struct Session {
     /// Open HTTP exchanges (POSTs awaiting their answer, SSE streams).
     busy: AtomicUsize,
     last_active: Mutex<Instant>,
+    /// The principal that started the session, if an authentication layer named one.
+    owner: Option<SessionOwner>,
 }
 
 /// Where the session's messages go.
@@ -216,12 +238,19 @@ struct Routing {
     streams: HashMap<u64, PostStream>,
     /// The standalone stream's connection.
     standalone: Option<mpsc::Sender<Delivery>>,
+    /// Frames request handlers queued and the engine has not yet sent, by a hash of their
+    /// bytes: the POST streams of the requests they belong to, in order (see
+    /// `Session::note_related`).
+    related: HashMap<u64, VecDeque<u64>>,
 }
 
 struct PostStream {
     outstanding: usize,
     tokens: Vec<String>,
     live: Option<mpsc::Sender<Delivery>>,
+    /// Whether an event was sent before the response: then the answer is SSE (resumable,
+    /// so the response is stored too); else it is one JSON object, never stored.
+    streaming: bool,
 }
 
 /// What an HTTP stream gets from the router.
@@ -236,7 +265,41 @@ fn live(sender: &Option<mpsc::Sender<Delivery>>) -> bool {
     sender.as_ref().is_some_and(|s| !s.is_closed())
 }
 
+fn frame_key(frame: &[u8]) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+    BuildHasherDefault::<DefaultHasher>::default().hash_one(frame)
+}
+
 impl Routing {
+    /// The stream of the request whose handler queued `frame`, if one did.
+    fn take_related(&mut self, frame: &[u8]) -> Option<u64> {
+        if self.related.is_empty() {
+            return None;
+        }
+        let key = frame_key(frame);
+        let queue = self.related.get_mut(&key)?;
+        let stream = queue.pop_front();
+        if queue.is_empty() {
+            self.related.remove(&key);
+        }
+        stream.filter(|s| self.streams.contains_key(s))
+    }
+
+    /// Remove a POST stream (its requests are answered or cancelled).
+    fn remove_stream(&mut self, stream: u64) -> Option<PostStream> {
+        let removed = self.streams.remove(&stream)?;
+        for token in &removed.tokens {
+            self.tokens.remove(token);
+        }
+        if !self.related.is_empty() {
+            self.related.retain(|_, queue| {
+                queue.retain(|s| *s != stream);
+                !queue.is_empty()
+            });
+        }
+        Some(removed)
+    }
+
     fn open_streams(&self) -> usize {
         self.streams.values().filter(|s| live(&s.live)).count()
             + usize::from(live(&self.standalone))
@@ -350,8 +413,16 @@ impl Session {
         self.store.forget_session(&self.id);
     }
 
+    /// Close the engine's input only: its streams end when the engine does (`run_router`).
+    fn drain(&self) {
+        self.to_engine
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+    }
+
     /// Write a frame into the engine.
-    async fn write(&self, frame: Frame) -> Result<(), ()> {
+    async fn write(&self, frame: Frame, attachment: Option<Attachment>) -> Result<(), ()> {
         let sender = self
             .to_engine
             .lock()
@@ -359,7 +430,10 @@ impl Session {
             .clone();
         match sender {
             Some(sender) => sender
-                .send(TransportEvent::Frame(frame))
+                .send(match attachment {
+                    Some(attachment) => TransportEvent::Attached(frame, attachment),
+                    None => TransportEvent::Frame(frame),
+                })
                 .await
                 .map_err(|_| ()),
             None => Err(()),
@@ -399,6 +473,7 @@ impl Session {
                 outstanding: ids.len(),
                 tokens,
                 live: Some(tx),
+                streaming: false,
             },
         );
         Ok((stream, rx))
@@ -408,8 +483,7 @@ impl Session {
     fn abandon(&self, stream: u64) {
         let mut routing = self.routing();
         routing.requests.retain(|_, s| *s != stream);
-        routing.tokens.retain(|_, s| *s != stream);
-        routing.streams.remove(&stream);
+        routing.remove_stream(stream);
     }
 
     /// The client cancelled `id`: no response will come, so its stream may end.
@@ -422,13 +496,24 @@ impl Session {
             s.outstanding = s.outstanding.saturating_sub(1);
             s.outstanding == 0
         });
-        if done && let Some(s) = routing.streams.remove(&stream) {
-            for token in &s.tokens {
-                routing.tokens.remove(token);
-            }
+        if done && let Some(s) = routing.remove_stream(stream) {
             if let Some(live) = s.live {
                 let _ = live.try_send(Delivery::End);
             }
+        }
+    }
+
+    /// A request handler is about to queue `frame` while serving the client's `request`:
+    /// remember the request's stream for the frame (called on the handler's task, through
+    /// the engine's [`RelatedSink`]).
+    fn note_related(&self, request: &RequestId, frame: &[u8]) {
+        let mut routing = self.routing();
+        if let Some(&stream) = routing.requests.get(request) {
+            routing
+                .related
+                .entry(frame_key(frame))
+                .or_default()
+                .push_back(stream);
         }
     }
 
@@ -437,6 +522,10 @@ impl Session {
         let kind = classify(&frame);
         let frame = Bytes::from(frame);
         let mut routing = self.routing();
+        let related = match kind {
+            Kind::Responses(_) => None,
+            _ => routing.take_related(&frame),
+        };
         let target = match kind {
             Kind::Responses(ids) => {
                 let mut stream = None;
@@ -456,13 +545,16 @@ impl Session {
                     s.outstanding == 0
                 });
                 if done {
-                    let Some(s) = routing.streams.remove(&stream) else {
+                    let Some(s) = routing.remove_stream(stream) else {
                         return;
                     };
-                    for token in &s.tokens {
-                        routing.tokens.remove(token);
-                    }
-                    let seq = self.store.append(&self.key(stream), frame.clone());
+                    // A response that is the stream's only message is answered as JSON,
+                    // which has no event id to resume from: keep it out of the store.
+                    let seq = if s.streaming {
+                        self.store.append(&self.key(stream), frame.clone())
+                    } else {
+                        0
+                    };
                     if let Some(live) = s.live {
                         let _ = live.try_send(Delivery::Event {
                             seq,
@@ -476,16 +568,16 @@ impl Session {
             }
             Kind::Progress(token) => match routing.tokens.get(&token) {
                 Some(stream) => *stream,
-                None => fallback(&routing),
+                None => related.unwrap_or_else(|| fallback(&routing)),
             },
-            Kind::FromHandler => {
+            Kind::FromHandler => related.unwrap_or_else(|| {
                 let mut busy = routing.streams.iter().filter(|(_, s)| s.outstanding > 0);
                 match (busy.next(), busy.next()) {
                     (Some((stream, _)), None) => *stream,
                     _ => fallback(&routing),
                 }
-            }
-            Kind::Other => fallback(&routing),
+            }),
+            Kind::Other => related.unwrap_or_else(|| fallback(&routing)),
         };
         let seq = self.store.append(&self.key(target), frame.clone());
         let delivery = Delivery::Event {
@@ -497,7 +589,10 @@ impl Session {
             &mut routing.standalone
         } else {
             match routing.streams.get_mut(&target) {
-                Some(s) => &mut s.live,
+                Some(s) => {
+                    s.streaming = true;
+                    &mut s.live
+                }
                 None => return,
             }
         };
@@ -534,10 +629,12 @@ async fn run_router(session: Arc<Session>, mut from_engine: mpsc::Receiver<Frame
     session.closed.cancel();
     let mut routing = session.routing();
     routing.streams.clear();
+    routing.related.clear();
     routing.standalone = None;
 }
 
-fn new_session_id() -> String {
+/// A session id: 128 bits from the OS CSPRNG, as 32 hex digits.
+pub(crate) fn new_session_id() -> String {
     use chacha20poly1305::aead::OsRng;
     use chacha20poly1305::aead::rand_core::RngCore;
     let mut bytes = [0u8; 16];
@@ -585,7 +682,12 @@ fn bad_request(message: impl std::fmt::Display) -> Response {
 }
 
 /// The session named by the request, or the answer refusing it.
-fn session_of(shared: &Shared, headers: &HeaderMap) -> Result<Arc<Session>, Response> {
+/// A session started by an owner (see [`SessionOwner`]) is unknown to anyone else.
+fn session_of(
+    shared: &Shared,
+    headers: &HeaderMap,
+    owner: Option<&SessionOwner>,
+) -> Result<Arc<Session>, Response> {
     let Some(id) = headers.get(SESSION_ID) else {
         return Err(missing_session());
     };
@@ -593,6 +695,7 @@ fn session_of(shared: &Shared, headers: &HeaderMap) -> Result<Arc<Session>, Resp
     shared
         .sessions
         .find(id, shared.config.session_idle_timeout)
+        .filter(|session| session.owner.is_none() || session.owner.as_ref() == owner)
         .ok_or_else(unknown_session)
 }
 
@@ -633,6 +736,7 @@ fn check_version(shared: &Shared, headers: &HeaderMap, session: &Session) -> Res
 pub(crate) async fn post(
     shared: &Arc<Shared>,
     headers: &HeaderMap,
+    data: RequestData,
     bytes: Bytes,
     message: Value,
 ) -> Response {
@@ -643,16 +747,24 @@ pub(crate) async fn post(
             .get("id")
             .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
         return match id {
-            Some(id) => initialize(shared, bytes, id).await,
+            Some(id) => initialize(shared, bytes, id, data).await,
             None => bad_request("initialize must be a request with an id"),
         };
     }
-    let session = match session_of(shared, headers) {
+    let session = match session_of(shared, headers, data.owner.as_ref()) {
         Ok(session) => session,
         Err(response) => return response,
     };
     if let Err(response) = check_version(shared, headers, &session) {
         return response;
+    }
+    // A single message the server cannot accept (not a valid request, notification or
+    // response) gets an HTTP error status with its JSON-RPC error, never a silent 202.
+    if !message.is_array()
+        && let Inbound::Rejected(rejected) = jsonrpc::classify(&bytes)
+    {
+        let response = rejected.response;
+        return error_response(StatusCode::BAD_REQUEST, response.id, response.error);
     }
     let busy = Busy::new(&session);
     let entries: Vec<&Value> = match &message {
@@ -697,7 +809,11 @@ pub(crate) async fn post(
         }
     }
     if ids.is_empty() {
-        if session.write(bytes.to_vec()).await.is_err() {
+        if session
+            .write(bytes.to_vec(), data.attachment)
+            .await
+            .is_err()
+        {
             return unknown_session();
         }
         for id in &cancelled {
@@ -710,7 +826,11 @@ pub(crate) async fn post(
             Ok(opened) => opened,
             Err(response) => return response,
         };
-    if session.write(bytes.to_vec()).await.is_err() {
+    if session
+        .write(bytes.to_vec(), data.attachment)
+        .await
+        .is_err()
+    {
         session.abandon(stream);
         return unknown_session();
     }
@@ -728,9 +848,16 @@ async fn answer(
     mut rx: mpsc::Receiver<Delivery>,
     busy: Busy,
 ) -> Response {
+    let poll = poll_after(shared, &session);
     let first = tokio::select! {
         first = rx.recv() => first,
         () = session.closed.cancelled() => None,
+        () = quiet_for(poll) => {
+            // Nothing to send yet: the priming event, then the client polls.
+            let priming = events::priming(stream, 0, shared.config.sse_retry);
+            let pending = VecDeque::from([priming]);
+            return sse_response(shared, session, stream, rx, pending, Ends::AfterPending, busy);
+        }
     };
     let (seq, frame) = match first {
         Some(Delivery::Event {
@@ -751,7 +878,26 @@ async fn answer(
         pending.push_back(events::priming(stream, 0, shared.config.sse_retry));
     }
     pending.push_back(events::event(stream, seq, &frame));
-    sse_response(shared, session, stream, rx, pending, false, busy)
+    let ends = poll.map_or(Ends::AtResponse, Ends::AtResponseOrQuiet);
+    sse_response(shared, session, stream, rx, pending, ends, busy)
+}
+
+/// How long a POST stream of `session` may stay quiet before it is closed for the client
+/// to poll: [`super::HttpConfig::sse_poll_after`], for 2025-11-25 sessions (their clients
+/// reconnect to a stream closed after its priming event).
+fn poll_after(shared: &Shared, session: &Session) -> Option<Duration> {
+    shared
+        .config
+        .sse_poll_after
+        .filter(|_| session.version() >= ProtocolVersion::V2025_11_25)
+}
+
+/// Completes after `quiet` (never without one).
+async fn quiet_for(quiet: Option<Duration>) {
+    match quiet {
+        Some(quiet) => tokio::time::sleep(quiet).await,
+        None => std::future::pending().await,
+    }
 }
 
 fn json(frame: Bytes) -> Response {
@@ -763,15 +909,26 @@ fn json(frame: Bytes) -> Response {
     response
 }
 
+/// When an SSE response ends (besides at the session's end).
+enum Ends {
+    /// Right after its pending events.
+    AfterPending,
+    /// After the stream's last event (its final response).
+    AtResponse,
+    /// After the last event, or after this long without an event (a POST's own stream,
+    /// polling: see [`poll_after`]).
+    AtResponseOrQuiet(Duration),
+}
+
 /// An SSE response: `pending` first, then what the router delivers, with keep-alives,
-/// until the last event, the session's end or (with `done`) at once after `pending`.
+/// until it [`Ends`].
 fn sse_response(
     shared: &Shared,
     session: Arc<Session>,
     stream: u64,
     rx: mpsc::Receiver<Delivery>,
     pending: VecDeque<Bytes>,
-    done: bool,
+    ends: Ends,
     busy: Busy,
 ) -> Response {
     struct Sse {
@@ -781,9 +938,17 @@ fn sse_response(
         ticks: tokio::time::Interval,
         closed: CancellationToken,
         done: bool,
+        poll: Option<Duration>,
+        quiet: std::pin::Pin<Box<tokio::time::Sleep>>,
         _busy: Busy,
     }
     let keep_alive = shared.config.sse_keep_alive;
+    let (done, poll) = match ends {
+        Ends::AfterPending => (true, None),
+        Ends::AtResponse => (false, None),
+        Ends::AtResponseOrQuiet(quiet) => (false, Some(quiet)),
+    };
+    let quiet_until = tokio::time::Instant::now() + poll.unwrap_or(Duration::ZERO);
     let state = Sse {
         rx,
         stream,
@@ -791,6 +956,8 @@ fn sse_response(
         ticks: tokio::time::interval_at(tokio::time::Instant::now() + keep_alive, keep_alive),
         closed: session.closed.clone(),
         done,
+        poll,
+        quiet: Box::pin(tokio::time::sleep_until(quiet_until)),
         _busy: busy,
     };
     let body = futures_util::stream::unfold(state, |mut s| async move {
@@ -804,12 +971,16 @@ fn sse_response(
             delivery = s.rx.recv() => match delivery {
                 Some(Delivery::Event { seq, frame, last }) => {
                     s.done = last;
+                    if let Some(poll) = s.poll {
+                        s.quiet.as_mut().reset(tokio::time::Instant::now() + poll);
+                    }
                     events::event(s.stream, seq, &frame)
                 }
                 Some(Delivery::End) | None => return None,
             },
             _ = s.ticks.tick() => sse::keep_alive(),
             () = s.closed.cancelled() => return None,
+            () = s.quiet.as_mut(), if s.poll.is_some() => return None,
         };
         Some((Ok(bytes), s))
     });
@@ -819,7 +990,12 @@ fn sse_response(
 }
 
 /// `initialize`: a new session, answered with its id.
-async fn initialize(shared: &Arc<Shared>, bytes: Bytes, id: RequestId) -> Response {
+async fn initialize(
+    shared: &Arc<Shared>,
+    bytes: Bytes,
+    id: RequestId,
+    data: RequestData,
+) -> Response {
     let session = {
         let mut map = shared.sessions.map();
         if shared.sessions.shutdown.is_cancelled() {
@@ -829,7 +1005,7 @@ async fn initialize(shared: &Arc<Shared>, bytes: Bytes, id: RequestId) -> Respon
                 ErrorObject::internal_error("the server is shutting down"),
             );
         }
-        if map.len() >= shared.config.max_sessions {
+        if map.len() + shared.legacy.len() >= shared.config.max_sessions {
             return error_response(
                 StatusCode::SERVICE_UNAVAILABLE,
                 None,
@@ -850,9 +1026,20 @@ async fn initialize(shared: &Arc<Shared>, bytes: Bytes, id: RequestId) -> Respon
             closed: CancellationToken::new(),
             busy: AtomicUsize::new(0),
             last_active: Mutex::new(Instant::now()),
+            owner: data.owner,
+        });
+        let weak = Arc::downgrade(&session);
+        let related = RelatedSink::new(move |request, frame| {
+            if let Some(session) = weak.upgrade() {
+                session.note_related(request, frame);
+            }
         });
         // The engine ends once its input closes (`Session::close`); the router after it.
-        drop(shared.server.serve(Transport::new(incoming, outgoing)));
+        drop(
+            shared
+                .server
+                .serve(Transport::new(incoming, outgoing).with_related(related)),
+        );
         tokio::spawn(run_router(Arc::clone(&session), from_engine));
         map.insert(session.id.clone(), Arc::clone(&session));
         session
@@ -875,7 +1062,11 @@ async fn initialize(shared: &Arc<Shared>, bytes: Bytes, id: RequestId) -> Respon
         Ok(opened) => opened,
         Err(response) => return end(response),
     };
-    if session.write(bytes.to_vec()).await.is_err() {
+    if session
+        .write(bytes.to_vec(), data.attachment)
+        .await
+        .is_err()
+    {
         return end(unknown_session());
     }
     let frame = loop {
@@ -940,7 +1131,8 @@ pub(crate) async fn get(State(shared): State<Arc<Shared>>, request: Request) -> 
             ErrorObject::invalid_request("the Accept header must list text/event-stream"),
         );
     }
-    let session = match session_of(&shared, headers) {
+    let owner = request.extensions().get::<SessionOwner>();
+    let session = match session_of(&shared, headers, owner) {
         Ok(session) => session,
         Err(response) => return response,
     };
@@ -1026,7 +1218,12 @@ pub(crate) async fn get(State(shared): State<Arc<Shared>>, request: Request) -> 
             (STANDALONE, false)
         }
     };
-    sse_response(&shared, session, stream, rx, pending, done, busy)
+    let ends = if done {
+        Ends::AfterPending
+    } else {
+        Ends::AtResponse
+    };
+    sse_response(&shared, session, stream, rx, pending, ends, busy)
 }
 
 /// `DELETE` on the endpoint: end the session.
@@ -1034,6 +1231,10 @@ pub(crate) async fn delete(State(shared): State<Arc<Shared>>, request: Request) 
     let Some(id) = request.headers().get(SESSION_ID) else {
         return method_not_allowed();
     };
+    let owner = request.extensions().get::<SessionOwner>();
+    if let Err(response) = session_of(&shared, request.headers(), owner) {
+        return response;
+    }
     match shared.sessions.remove(id.to_str().unwrap_or("")) {
         Some(session) => {
             session.close();

@@ -21,8 +21,9 @@ use ferry_protocol::{Era, ProtocolVersion, RequestId, error_codes};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::owner::RequestData;
 use super::{Shared, guard, headers, sse};
-use crate::engine::{Frame, Transport, TransportEvent};
+use crate::engine::{Attachment, Frame, Transport, TransportEvent};
 use crate::server::Server;
 
 /// A JSON-RPC error as an HTTP response.
@@ -88,7 +89,8 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
         }
     };
     if super::session::claims(&parts.headers, &message) {
-        return super::session::post(&shared, &parts.headers, bytes, message).await;
+        let data = RequestData::of(&parts.extensions);
+        return super::session::post(&shared, &parts.headers, data, bytes, message).await;
     }
     let Value::Object(object) = &message else {
         return error_response(
@@ -165,7 +167,8 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
     let streams = method == "subscriptions/listen"
         || meta
             .is_some_and(|m| m.get("progressToken").is_some() || m.get(keys::LOG_LEVEL).is_some());
-    let exchange = Exchange::start(&shared.server, bytes.to_vec(), id).await;
+    let attachment = parts.extensions.get::<Attachment>().cloned();
+    let exchange = Exchange::start(&shared.server, bytes.to_vec(), id, attachment).await;
     if streams {
         respond_sse(exchange, shared.config.sse_keep_alive).await
     } else {
@@ -277,12 +280,21 @@ struct Exchange {
 }
 
 impl Exchange {
-    async fn start(server: &Server, frame: Frame, id: RequestId) -> Exchange {
+    async fn start(
+        server: &Server,
+        frame: Frame,
+        id: RequestId,
+        attachment: Option<Attachment>,
+    ) -> Exchange {
         let (to_engine, incoming) = mpsc::channel(4);
         let (outgoing, from_engine) = mpsc::channel(server.inner.engine.write_queue.max(1));
         // The engine's task ends by itself once `to_engine` is dropped.
         drop(server.serve(Transport::new(incoming, outgoing)));
-        let _ = to_engine.send(TransportEvent::Frame(frame)).await;
+        let event = match attachment {
+            Some(attachment) => TransportEvent::Attached(frame, attachment),
+            None => TransportEvent::Frame(frame),
+        };
+        let _ = to_engine.send(event).await;
         Exchange {
             to_engine,
             from_engine,

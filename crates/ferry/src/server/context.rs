@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::builder::Server;
 use super::input::{ClientCaps, Rounds};
-use crate::engine::{Peer, ProgressReporter};
+use crate::engine::{Attachment, Peer, ProgressReporter};
 
 /// The context of one request to a server handler.
 #[derive(Clone, Debug)]
@@ -38,6 +38,8 @@ pub struct Context {
     pub(crate) rounds: Option<Arc<Rounds>>,
     /// The server answering.
     pub(crate) server: Server,
+    /// What the transport attached to the frame that carried the request.
+    pub(crate) attachment: Option<Attachment>,
 }
 
 /// The context of a tool call.
@@ -102,6 +104,12 @@ impl Context {
     /// resource updates) or read its [`Server::stats`].
     pub fn server(&self) -> &Server {
         &self.server
+    }
+
+    /// The value of type `T` the transport attached to the frame carrying this request
+    /// (the HTTP server's bearer-token claims, with feature `http-auth`), if any.
+    pub fn attachment<T: std::any::Any>(&self) -> Option<&T> {
+        self.attachment.as_ref().and_then(Attachment::get)
     }
 
     /// What the client declared it supports (session: at `initialize`; stateless: in this

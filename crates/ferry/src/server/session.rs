@@ -332,6 +332,7 @@ impl Session {
             peer: cx.peer,
             log_level,
             session_key: Arc::clone(&self.key),
+            attachment: cx.attachment,
         }
     }
 

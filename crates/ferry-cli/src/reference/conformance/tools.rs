@@ -19,6 +19,11 @@ use super::{PNG_BASE64, WAV_BASE64, forms};
 /// The pause between the steps of the logging and progress tools (the suite: "~50ms").
 const STEP: Duration = Duration::from_millis(50);
 
+/// How long `test_reconnection` works before it answers: three times
+/// [`super::SSE_POLL_AFTER`], so over HTTP its POST stream is closed first and the client
+/// gets the answer on the resumed stream.
+pub(super) const RECONNECTION_PAUSE: Duration = Duration::from_millis(750);
+
 /// The three messages `test_tool_with_logging` logs at `info`, in order.
 const LOG_MESSAGES: [&str; 3] = [
     "Tool execution started",
@@ -187,7 +192,7 @@ pub(super) fn register(builder: ServerBuilder) -> ServerBuilder {
             "Tests SSE stream disconnection and client reconnection (SEP-1699): over HTTP the \
              server closes the stream mid-call and sends the result after the client reconnects.",
             |_: NoArgs, _cx: ToolContext| async {
-                tokio::time::sleep(Duration::from_millis(100)).await;
+                tokio::time::sleep(RECONNECTION_PAUSE).await;
                 "Reconnection test completed successfully. If you received this, the client \
                  properly reconnected after stream closure."
             },

@@ -1,0 +1,89 @@
+// A real OpenID Provider (npm `oidc-provider`, a certified implementation) for Ferry's
+// authorization tests. Listens on 127.0.0.1 (port from $PORT, default: any free port) and
+// prints one JSON line on stdout once ready: {"issuer": "http://127.0.0.1:PORT"}.
+//
+// Configured for MCP: resource indicators (RFC 8707) with JWT access tokens whose `aud` is
+// the requested resource, client credentials, authorization code with PKCE (S256,
+// required), refresh tokens, dynamic client registration (RFC 7591), token introspection
+// (RFC 7662) and revocation. Pre-registered clients (see README.md):
+//   ferry-service       confidential; client_credentials; secret `ferry-service-secret`
+//   ferry-resource      confidential; the resource server's introspection credentials
+//   ferry-public        public (PKCE); authorization_code + refresh_token;
+//                       redirect URIs http://127.0.0.1/callback (any port, RFC 8252)
+// Interactive logins use oidc-provider's built-in development pages (any login name).
+
+import http from 'node:http';
+import { generateKeyPair, exportJWK } from 'jose';
+import Provider from 'oidc-provider';
+
+const SCOPES = ['openid', 'offline_access', 'mcp:tools', 'mcp:admin'];
+const TOKEN_TTL = Number(process.env.TOKEN_TTL || 300);
+
+const server = http.createServer();
+server.listen(Number(process.env.PORT || 0), '127.0.0.1', async () => {
+  const issuer = `http://127.0.0.1:${server.address().port}`;
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  const signing = { ...(await exportJWK(privateKey)), kid: 'ferry-test-rs256', alg: 'RS256', use: 'sig' };
+  const provider = new Provider(issuer, {
+    jwks: { keys: [signing] },
+    scopes: SCOPES,
+    clients: [
+      {
+        client_id: 'ferry-service',
+        client_secret: 'ferry-service-secret',
+        grant_types: ['client_credentials'],
+        response_types: [],
+        redirect_uris: [],
+        scope: 'mcp:tools mcp:admin',
+      },
+      {
+        client_id: 'ferry-resource',
+        client_secret: 'ferry-resource-secret',
+        grant_types: [],
+        response_types: [],
+        redirect_uris: [],
+      },
+      {
+        client_id: 'ferry-public',
+        token_endpoint_auth_method: 'none',
+        application_type: 'native',
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        redirect_uris: ['http://127.0.0.1/callback'],
+        scope: 'openid offline_access mcp:tools mcp:admin',
+      },
+    ],
+    pkce: { required: () => true },
+    features: {
+      devInteractions: { enabled: true },
+      clientCredentials: { enabled: true },
+      introspection: { enabled: true },
+      revocation: { enabled: true },
+      registration: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => undefined,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx, resourceIndicator) => ({
+          scope: 'mcp:tools mcp:admin',
+          audience: resourceIndicator,
+          accessTokenTTL: TOKEN_TTL,
+          accessTokenFormat: 'jwt',
+          jwt: { sign: { alg: 'RS256' } },
+        }),
+      },
+    },
+    // Introspection answers the resource server only (and not for other clients' tokens).
+    introspectionEndpointAuthMethods: ['client_secret_basic'],
+  });
+  provider.proxy = false;
+  server.on('request', provider.callback());
+  process.stdout.write(`${JSON.stringify({ issuer })}\n`);
+});
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => server.close(() => process.exit(0)));
+}
+// The test that started us holds our stdin; when it goes away, so do we.
+process.stdin.on('end', () => process.exit(0));
+process.stdin.resume();

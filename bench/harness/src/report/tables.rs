@@ -1,0 +1,256 @@
+//! `results.md`: the set-up, the peers' versions, the figures (medians) and the targets.
+
+use std::fmt::Write;
+
+use serde_json::Value;
+
+use crate::Runs;
+
+/// Servers measured on stdio and on HTTP, with the names the tables show.
+pub(crate) const STDIO: &[(&str, &str)] = &[
+    ("floor", "floor (serde_json only)"),
+    ("ferry", "Ferry"),
+    ("rmcp-stdio", "rmcp `stdio()`"),
+    ("rmcp-pipes", "rmcp `stdio_pipes()`"),
+    ("ts", "TypeScript SDK"),
+    ("python", "Python SDK"),
+];
+
+/// See [`STDIO`].
+pub(crate) const HTTP: &[(&str, &str)] = &[
+    ("floor-http", "floor (hyper, stateless)"),
+    ("ferry-http", "Ferry"),
+    ("rmcp-http", "rmcp"),
+    ("ts-http", "TypeScript SDK"),
+    ("python-http", "Python SDK"),
+];
+
+fn cell(value: Option<f64>, digits: usize) -> String {
+    value.map_or_else(|| "—".into(), |v| format!("{v:.digits$}"))
+}
+
+pub(crate) fn markdown(runs: &Runs, env: &Value) -> String {
+    let mut md = String::new();
+    let s = |v: &Value| v.as_str().unwrap_or("?").to_owned();
+    let _ = writeln!(md, "# Benchmark results\n");
+    let _ = writeln!(
+        md,
+        "Written by `bench/run{}` on {} (UTC). Machine: {} ({} CPUs), {}; load average before the run: {}. \
+         Every figure is the median of {} runs per server, taken per column; all servers were measured \
+         in this one sitting, taking turns. Latencies in µs.\n",
+        if env["mode"] == "smoke" {
+            " --smoke"
+        } else {
+            ""
+        },
+        s(&env["date"]),
+        s(&env["cpu"]),
+        s(&env["cpus"]),
+        s(&env["kernel"]),
+        s(&env["load"]),
+        s(&env["runs"]),
+    );
+    if env["mode"] == "smoke" {
+        let _ = writeln!(
+            md,
+            "**Smoke run**: a few hundred calls per server, debug builds; the figures mean nothing.\n"
+        );
+    }
+    let _ = writeln!(
+        md,
+        "## Peers\n\n| server | what runs | version |\n|---|---|---|"
+    );
+    for peer in env["peers"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} |",
+            s(&peer["server"]),
+            s(&peer["what"]),
+            s(&peer["version"])
+        );
+    }
+    for (kind, title) in [
+        (
+            "stdio-pinned",
+            "stdio, client and server pinned to one CPU (`taskset -c 0`)",
+        ),
+        ("stdio", "stdio, unpinned"),
+    ] {
+        let _ = writeln!(
+            md,
+            "\n## {title}\n\n| server | cold start (ms) | sequential calls/s | p50 | p99 | pipelined calls/s ({} in flight) | p50 | p99 | RSS after {} calls (MiB) |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|",
+            runs.median("ferry", kind, "window")
+                .map_or("32".into(), |w| format!("{w:.0}")),
+            runs.median("ferry", kind, "rss_after_calls")
+                .map_or("20k".into(), |w| format!("{w:.0}")),
+        );
+        for (server, name) in STDIO {
+            if runs.count(server, kind) == 0 {
+                continue;
+            }
+            let m = |path: &str| runs.median(server, kind, path);
+            let _ = writeln!(
+                md,
+                "| {name} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                cell(m("cold_start_ms"), 1),
+                cell(m("sequential/calls_per_s"), 0),
+                cell(m("sequential/p50_us"), 0),
+                cell(m("sequential/p99_us"), 0),
+                cell(m("pipelined/calls_per_s"), 0),
+                cell(m("pipelined/p50_us"), 0),
+                cell(m("pipelined/p99_us"), 0),
+                cell(m("rss_kib").map(|k| k / 1024.0), 1),
+            );
+        }
+    }
+    let _ = writeln!(
+        md,
+        "\n## Streamable HTTP, 50 sessions, one call in flight per session\n\n| server | session era req/s | p50 | p99 | stateless era (2026-07-28) req/s | p50 | p99 | KiB per idle session (1000) |\n|---|--:|--:|--:|--:|--:|--:|--:|"
+    );
+    for (server, name) in HTTP {
+        if runs.count(server, "http") == 0 {
+            continue;
+        }
+        let m = |path: &str| runs.median(server, "http", path);
+        let stateless = if let Some(why) = runs.text(server, "http", "stateless/unsupported") {
+            let why: String = why.chars().take(60).collect();
+            format!(
+                "not served ({}) | | ",
+                why.replace('|', "/").replace('\n', " ")
+            )
+        } else {
+            format!(
+                "{} | {} | {}",
+                cell(m("stateless/calls_per_s"), 0),
+                cell(m("stateless/p50_us"), 0),
+                cell(m("stateless/p99_us"), 0)
+            )
+        };
+        let idle = if *server == "floor-http" {
+            "— (no sessions)".into()
+        } else {
+            cell(m("idle/kib_per_session"), 1)
+        };
+        let _ = writeln!(
+            md,
+            "| {name} | {} | {} | {} | {stateless} | {idle} |",
+            cell(m("session/calls_per_s"), 0),
+            cell(m("session/p50_us"), 0),
+            cell(m("session/p99_us"), 0),
+        );
+    }
+    md.push_str(&targets(runs));
+    md.push_str("\n![chart](chart.png)\n");
+    md
+}
+
+/// Issue 7's targets, as ratios of medians from this run.
+fn targets(runs: &Runs) -> String {
+    let mut md = String::from(
+        "\n## Targets (Ferry, ratios in this run)\n\n| target | pinned | unpinned | met |\n|---|--:|--:|---|\n",
+    );
+    let ratio = |kind: &str, path: &str, other: &str| -> Option<f64> {
+        Some(runs.median("ferry", kind, path)? / runs.median(other, kind, path)?)
+    };
+    let mut row = |name: &str,
+                   pinned: Option<f64>,
+                   unpinned: Option<f64>,
+                   ok: &dyn Fn(f64) -> bool,
+                   unit: &str| {
+        if name.starts_with('*') {
+            let _ = writeln!(md, "| {name} | | | |"); // a heading row
+            return;
+        }
+        let show = |v: Option<f64>| v.map_or_else(|| "—".into(), |v| format!("{v:.2}{unit}"));
+        let met = match (pinned.map(ok), unpinned.map(ok)) {
+            (Some(true), Some(true)) | (Some(true), None) | (None, Some(true)) => "yes",
+            (Some(true), Some(false)) => "pinned only",
+            (Some(false), Some(true)) => "unpinned only",
+            (None, None) => "—",
+            _ => "**no**",
+        };
+        let _ = writeln!(
+            md,
+            "| {name} | {} | {} | {met} |",
+            show(pinned),
+            show(unpinned)
+        );
+    };
+    for (name, path, other, min) in [
+        (
+            "stdio pipelined >= 2.0x rmcp `stdio_pipes()`",
+            "pipelined/calls_per_s",
+            "rmcp-pipes",
+            2.0,
+        ),
+        (
+            "stdio pipelined >= 0.6x floor",
+            "pipelined/calls_per_s",
+            "floor",
+            0.6,
+        ),
+        (
+            "stdio sequential >= 0.8x floor",
+            "sequential/calls_per_s",
+            "floor",
+            0.8,
+        ),
+    ] {
+        row(
+            name,
+            ratio("stdio-pinned", path, other),
+            ratio("stdio", path, other),
+            &|v| v >= min,
+            "x",
+        );
+    }
+    row(
+        "cold start <= 1.2x floor",
+        ratio("stdio-pinned", "cold_start_ms", "floor"),
+        ratio("stdio", "cold_start_ms", "floor"),
+        &|v| v <= 1.2,
+        "x",
+    );
+    let mib = |kind: &str| runs.median("ferry", kind, "rss_kib").map(|k| k / 1024.0);
+    row(
+        "RSS <= 4 MiB after 20k calls",
+        mib("stdio-pinned"),
+        mib("stdio"),
+        &|v| v <= 4.0,
+        " MiB",
+    );
+    let http = |path: &str, other: &str| -> Option<f64> {
+        Some(runs.median("ferry-http", "http", path)? / runs.median(other, "http", path)?)
+    };
+    row("*Streamable HTTP (unpinned)*", None, None, &|_| true, "");
+    row(
+        "HTTP session era >= 2x rmcp (TCP_NODELAY)",
+        None,
+        http("session/calls_per_s", "rmcp-http"),
+        &|v| v >= 2.0,
+        "x",
+    );
+    row(
+        "HTTP session era >= 0.6x hyper floor",
+        None,
+        http("session/calls_per_s", "floor-http"),
+        &|v| v >= 0.6,
+        "x",
+    );
+    row(
+        "HTTP p99 <= 5 ms at 50 sessions",
+        None,
+        runs.median("ferry-http", "http", "session/p99_us")
+            .map(|us| us / 1e3),
+        &|v| v <= 5.0,
+        " ms",
+    );
+    row(
+        "<= 8 KiB per idle session",
+        None,
+        runs.median("ferry-http", "http", "idle/kib_per_session"),
+        &|v| v <= 8.0,
+        " KiB",
+    );
+    md
+}

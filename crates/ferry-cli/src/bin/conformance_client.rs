@@ -1,0 +1,130 @@
+//! `ferry-conformance-client URL`: Ferry's client as the official MCP conformance suite's
+//! client scenarios run it (`conformance client --command ferry-conformance-client`): once
+//! per scenario, with the scenario's name in `MCP_CONFORMANCE_SCENARIO` and the URL of the
+//! suite's mock server as the last argument. It connects over Streamable HTTP with
+//! `ferry::http_client`, does what the scenario asks of a client, and exits 0 (1 on any
+//! error, described on stderr).
+//!
+//! | scenario | what it does |
+//! |---|---|
+//! | `initialize` | connects (initialize, initialized) and closes |
+//! | `tools_call` | lists the tools, calls `add_numbers` with two numbers |
+//! | `elicitation-sep1034-client-defaults` | calls `test_client_elicitation_defaults`; accepts its form with every field's default |
+//! | `sse-retry` | calls `test_reconnection`, whose stream the server closes: the client resumes it after the `retry` delay |
+//!
+//! Every scenario also answers elicitation (accept, defaults) and sampling (a fixed text).
+
+#![forbid(unsafe_code)]
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use ferry::client::Client;
+use ferry::http_client::HttpClientConfig;
+use ferry::protocol::types::{
+    CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult, JsonObject, Role,
+    SamplingContents,
+};
+use serde_json::{Value, json};
+
+fn main() -> ExitCode {
+    let Some(url) = std::env::args().skip(1).last() else {
+        eprintln!("usage: MCP_CONFORMANCE_SCENARIO=<scenario> ferry-conformance-client <url>");
+        return ExitCode::from(2);
+    };
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("ferry-conformance-client: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(&scenario, &url)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("ferry-conformance-client ({scenario}): {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// What the scenario asks of a client.
+async fn run(scenario: &str, url: &str) -> Result<(), String> {
+    let call: Option<(&str, Value)> = match scenario {
+        "initialize" => None,
+        "tools_call" => Some(("add_numbers", json!({"a": 5, "b": 3}))),
+        "elicitation-sep1034-client-defaults" => {
+            Some(("test_client_elicitation_defaults", json!({})))
+        }
+        "sse-retry" => Some(("test_reconnection", json!({}))),
+        other => return Err(format!("unknown scenario {other:?}")),
+    };
+    let (client, connection) =
+        Client::builder("ferry-conformance-client", env!("CARGO_PKG_VERSION"))
+            .timeout(Duration::from_secs(20))
+            .on_elicitation(false, |params| async move { Ok(accept_defaults(&params)) })
+            .on_sampling(|_params| async move {
+                Ok(CreateMessageResult {
+                    role: Role::Assistant,
+                    content: SamplingContents::text("ferry-conformance-client"),
+                    model: "ferry-conformance-client".into(),
+                    stop_reason: Some("endTurn".into()),
+                    meta: None,
+                })
+            })
+            .connect_http(url, HttpClientConfig::default())
+            .await
+            .map_err(|e| format!("connect: {e}"))?;
+    let outcome = async {
+        if let Some((name, arguments)) = call {
+            let tools = client
+                .list_all_tools()
+                .await
+                .map_err(|e| format!("tools/list: {e}"))?;
+            if !tools.iter().any(|t| t.name == name) {
+                return Err(format!("the server lists no tool {name:?}"));
+            }
+            let result = client
+                .call_tool(name, arguments)
+                .await
+                .map_err(|e| format!("tools/call {name}: {e}"))?;
+            if result.is_error == Some(true) {
+                return Err(format!("tools/call {name} failed: {:?}", result.content));
+            }
+        }
+        Ok(())
+    }
+    .await;
+    drop(client);
+    connection.close().await;
+    outcome
+}
+
+/// Accept a form with every field's `default` (SEP-1034); a URL elicitation is declined.
+fn accept_defaults(params: &ElicitRequestParams) -> ElicitResult {
+    let ElicitRequestParams::Form(form) = params else {
+        return ElicitResult {
+            action: ElicitAction::Decline,
+            content: None,
+            meta: None,
+        };
+    };
+    let content: JsonObject = form
+        .requested_schema
+        .properties
+        .iter()
+        .filter_map(|(name, field)| {
+            let default = serde_json::to_value(field).ok()?.get("default")?.clone();
+            Some((name.clone(), default))
+        })
+        .collect();
+    ElicitResult {
+        action: ElicitAction::Accept,
+        content: Some(content),
+        meta: None,
+    }
+}

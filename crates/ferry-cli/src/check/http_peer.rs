@@ -1,0 +1,248 @@
+//! A Streamable HTTP server as a raw peer: every frame is a POST (with the session id, the
+//! protocol version and, in the stateless era, the `Mcp-Method`/`Mcp-Name` headers a
+//! client must send), and whatever comes back, a JSON body or an SSE stream, is fed to the
+//! connection's incoming queue as it arrives. Each exchange's status and headers are kept
+//! for the HTTP checks.
+
+use std::time::Duration;
+
+use futures_util::StreamExt as _;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+use sse_stream::SseStream;
+use tokio::sync::mpsc;
+
+use super::target::Received;
+
+/// The session header.
+pub(crate) const SESSION: &str = "mcp-session-id";
+/// The protocol version header.
+pub(crate) const VERSION: &str = "mcp-protocol-version";
+/// What a client accepts on a POST.
+const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+
+/// One POST: what was sent, what came back (headers; the body went to the queue).
+#[derive(Clone, Debug)]
+pub(crate) struct Exchange {
+    pub(crate) method: Option<String>,
+    pub(crate) is_request: bool,
+    pub(crate) status: StatusCode,
+    pub(crate) content_type: String,
+    pub(crate) session: Option<String>,
+}
+
+/// The HTTP side of a connection.
+pub(crate) struct HttpPeer {
+    client: reqwest::Client,
+    pub(crate) url: String,
+    /// The session id the server assigned, once it did.
+    pub(crate) session: Option<String>,
+    /// The `MCP-Protocol-Version` header for requests without `_meta`.
+    pub(crate) version: Option<String>,
+    /// Whether requests carry the stateless era's `Mcp-Method` header.
+    pub(crate) stateless: bool,
+    tx: mpsc::Sender<Received>,
+    /// How long a JSON body may take.
+    timeout: Duration,
+    /// Every POST's outcome, in order.
+    pub(crate) exchanges: Vec<Exchange>,
+}
+
+impl HttpPeer {
+    pub(crate) fn new(
+        url: &str,
+        tx: mpsc::Sender<Received>,
+        timeout: Duration,
+    ) -> Result<HttpPeer, String> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(timeout)
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        Ok(HttpPeer {
+            client,
+            url: url.to_owned(),
+            session: None,
+            version: None,
+            stateless: false,
+            tx,
+            timeout,
+            exchanges: Vec::new(),
+        })
+    }
+
+    /// POST one frame; the response's body is read in the background into the queue.
+    pub(crate) async fn post(&mut self, frame: &[u8]) -> Result<(), String> {
+        let message: Option<Value> = serde_json::from_slice(frame).ok();
+        let method = match &message {
+            Some(Value::Array(_)) => Some("a batch".to_owned()),
+            other => other
+                .as_ref()
+                .and_then(|m| m.get("method"))
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        };
+        let is_request_message = |m: &Value| m.get("method").is_some() && m.get("id").is_some();
+        let is_request = match &message {
+            Some(Value::Array(entries)) => entries.iter().any(is_request_message),
+            Some(m) => is_request_message(m),
+            None => false,
+        };
+        let mut request = self
+            .client
+            .post(&self.url)
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, ACCEPT_BOTH)
+            .body(frame.to_vec());
+        if let Some(session) = &self.session {
+            request = request.header(SESSION, session);
+        }
+        let meta_version = message
+            .as_ref()
+            .and_then(|m| m.pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion"))
+            .and_then(Value::as_str);
+        if let Some(version) = meta_version.or(self.version.as_deref()) {
+            request = request.header(VERSION, version);
+        }
+        if meta_version.is_some() || self.stateless {
+            // The stateless era's request metadata headers.
+            let method = message
+                .as_ref()
+                .and_then(|m| m.get("method"))
+                .and_then(Value::as_str);
+            if let Some(method) = method {
+                request = request.header("mcp-method", method);
+            }
+            let name = message.as_ref().and_then(|m| {
+                m.pointer("/params/name")
+                    .or_else(|| m.pointer("/params/uri"))
+            });
+            if let Some(name) = name.and_then(Value::as_str) {
+                request = request.header("mcp-name", header_value(name));
+            }
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|e| format!("POST {}: {e}", self.url))?;
+        let exchange = Exchange {
+            method,
+            is_request,
+            status: response.status(),
+            content_type: content_type(response.headers()),
+            session: response
+                .headers()
+                .get(SESSION)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned),
+        };
+        if self.session.is_none() && exchange.method.as_deref() == Some("initialize") {
+            self.session = exchange.session.clone();
+        }
+        let sse = exchange.content_type.starts_with("text/event-stream");
+        self.exchanges.push(exchange);
+        if !sse {
+            // Read now, so that responses queue in the order of the POSTs. Error statuses
+            // carry JSON-RPC errors; anything else (an HTML error page) is not a message,
+            // and not the stdio kind of garbage either.
+            let body = tokio::time::timeout(self.timeout, response.bytes()).await;
+            if let Ok(Ok(body)) = body
+                && let Ok(value) = serde_json::from_slice::<Value>(&body)
+            {
+                let _ = self.tx.send(Received::Message(value)).await;
+            }
+            return Ok(());
+        }
+        // An event stream stays open while the request runs: read it on the side.
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let mut events = SseStream::from_bytes_stream(response.bytes_stream());
+            while let Some(Ok(event)) = events.next().await {
+                let Some(data) = event.data.filter(|d| !d.is_empty()) else {
+                    continue;
+                };
+                if tx.send(Received::parse(data.as_bytes())).await.is_err() {
+                    return;
+                }
+            }
+        });
+        Ok(())
+    }
+
+    /// A request of the HTTP checks: `method` with extra `headers` (the session's id and
+    /// version are added unless `bare`); the status, headers and, unless it is an event
+    /// stream (dropped unread), the body.
+    pub(crate) async fn raw(
+        &self,
+        method: Method,
+        headers: &[(&str, &str)],
+        body: Option<&str>,
+        bare: bool,
+    ) -> Result<(StatusCode, HeaderMap, String), String> {
+        let mut request = self.client.request(method.clone(), &self.url);
+        if !bare {
+            if let Some(session) = &self.session {
+                request = request.header(SESSION, session);
+            }
+            if let Some(version) = &self.version {
+                request = request.header(VERSION, version);
+            }
+        }
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        if let Some(body) = body {
+            request = request
+                .header(CONTENT_TYPE, "application/json")
+                .body(body.to_owned());
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|e| format!("{method} {}: {e}", self.url))?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let text = if content_type(&headers).starts_with("text/event-stream") {
+            String::new()
+        } else {
+            tokio::time::timeout(Duration::from_secs(10), response.text())
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .unwrap_or_default()
+        };
+        Ok((status, headers, text))
+    }
+}
+
+/// The media type of a response, lowercased, without parameters.
+pub(crate) fn content_type(headers: &HeaderMap) -> String {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .unwrap_or_default()
+}
+
+/// A header value for `text`: as is when it is plain visible ASCII, otherwise the
+/// `=?base64?...?=` sentinel form of the 2026-07-28 transport.
+fn header_value(text: &str) -> String {
+    use base64::Engine as _;
+    let plain = text.bytes().all(|b| (0x20..0x7f).contains(&b))
+        && !text.starts_with("=?base64?")
+        && text.trim() == text;
+    if plain {
+        text.to_owned()
+    } else {
+        format!(
+            "=?base64?{}?=",
+            base64::engine::general_purpose::STANDARD.encode(text)
+        )
+    }
+}

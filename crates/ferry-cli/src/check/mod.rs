@@ -1,0 +1,278 @@
+//! `ferry check TARGET`: a conformance checker for any MCP server, requirement by
+//! requirement, under every revision the server offers.
+//!
+//! The target is a stdio command (`ferry check -- node server.js`) or a Streamable HTTP
+//! endpoint (`ferry check http://127.0.0.1:8000/mcp`; plain http). For each revision
+//! (or the one given with `--revision`) the checker opens a fresh connection, negotiates
+//! the revision (`initialize`, or `server/discover` in the stateless era; a server that
+//! offers another revision instead does not offer this one), then checks, with raw
+//! messages so that it can send malformed ones: the base protocol's error handling, the
+//! lifecycle, capability honesty (declared ⇔ implemented), every result against the
+//! revision's JSON schema (embedded), pagination, ping, cancellation, progress and
+//! logging; over HTTP also status codes, content types, sessions (ids, 400/404, DELETE),
+//! the protocol version header, Origin protection and the stateless era's headers. It
+//! discovers what the server offers; it depends on no fixture names.
+//!
+//! Tools are called only when the checker can make up their arguments from the input
+//! schema, and by default only tools annotated `readOnlyHint: true`, since a conformance
+//! check must not change the world: `--call-tools all` calls the others too, `none` none.
+//!
+//! The report groups the requirements by spec section, each MUST or SHOULD, pass, fail
+//! (with the evidence: what was sent, what came back) or skip (with the reason); `--json`
+//! prints it as JSON. Exit codes: 0 no MUST failed; 1 a MUST failed; 2 usage error, or
+//! the server could not be started or offered no revision.
+
+mod capabilities;
+mod generate;
+mod http;
+mod http_peer;
+mod jsonrpc;
+mod lifecycle;
+mod model;
+mod pagination;
+mod probe;
+mod report;
+mod schema;
+mod shapes;
+mod stateless;
+mod stdio;
+mod target;
+mod utilities;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use ferry::protocol::{Era, ProtocolVersion};
+
+use lifecycle::Handshake;
+use model::Findings;
+use probe::{Probe, ToolPolicy};
+use report::{Report, RevisionStatus};
+use schema::Schema;
+use target::{Target, Timing};
+
+/// `ferry check`.
+#[derive(Args)]
+pub(crate) struct CheckArgs {
+    /// The server's Streamable HTTP endpoint (http://...); or give a stdio command after `--`.
+    #[arg(
+        value_name = "URL",
+        required_unless_present = "server",
+        conflicts_with = "server"
+    )]
+    url: Option<String>,
+    /// Check only this revision (default: every revision the server offers).
+    #[arg(long, value_name = "REVISION")]
+    revision: Option<ProtocolVersion>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Which tools to call with made-up arguments: `read-only` (annotated readOnlyHint),
+    /// `all` (may have side effects!) or `none`.
+    #[arg(long, value_enum, default_value = "read-only", value_name = "WHICH")]
+    call_tools: CallTools,
+    /// Seconds to wait for each response.
+    #[arg(long, value_name = "SECONDS", default_value = "10")]
+    timeout: f64,
+    /// Milliseconds to wait, once the server answered a later request, for something it
+    /// must (or must not) send.
+    #[arg(long, value_name = "MS", default_value = "150")]
+    grace: u64,
+    /// Show the server's stderr.
+    #[arg(short, long)]
+    verbose: bool,
+    /// The server: `-- command args...` runs it as a child on stdio.
+    #[arg(last = true, value_name = "COMMAND")]
+    server: Vec<String>,
+}
+
+/// `--call-tools`.
+#[derive(Clone, Copy, ValueEnum)]
+enum CallTools {
+    ReadOnly,
+    All,
+    None,
+}
+
+/// Run `ferry check`.
+pub(crate) async fn run(args: CheckArgs) -> ExitCode {
+    let Some(request) = Duration::try_from_secs_f64(args.timeout)
+        .ok()
+        .filter(|d| !d.is_zero())
+    else {
+        eprintln!("ferry check: --timeout must be a positive number of seconds");
+        return ExitCode::from(2);
+    };
+    let target = match (&args.url, args.server.split_first()) {
+        (Some(url), None) if url.starts_with("http://") => Target::Http { url: url.clone() },
+        (Some(url), None) => {
+            eprintln!("ferry check: {url:?} is not an http:// URL (https is not supported)");
+            return ExitCode::from(2);
+        }
+        (None, Some((program, rest))) => Target::Stdio {
+            program: program.clone(),
+            args: rest.to_vec(),
+            show_stderr: args.verbose,
+        },
+        _ => {
+            eprintln!("ferry check: name the server: a URL, or a command after `--`");
+            return ExitCode::from(2);
+        }
+    };
+    let timing = Timing {
+        request,
+        grace: Duration::from_millis(args.grace),
+    };
+    let tools = match args.call_tools {
+        CallTools::ReadOnly => ToolPolicy::ReadOnly,
+        CallTools::All => ToolPolicy::All,
+        CallTools::None => ToolPolicy::None,
+    };
+    let revisions: Vec<ProtocolVersion> = match args.revision {
+        Some(revision) => vec![revision],
+        // The stateless era first: its discovery tells which session revisions to expect.
+        None => ProtocolVersion::ALL.into_iter().rev().collect(),
+    };
+    let report = match check(&target, &revisions, timing, tools).await {
+        Ok(report) => report,
+        Err(e) => {
+            eprintln!("ferry check: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if args.json {
+        println!("{:#}", report.json());
+    } else {
+        print!("{}", report.text());
+    }
+    if report.revisions.iter().all(|r| r.not_offered.is_some()) {
+        eprintln!("ferry check: the server offered none of the revisions tried");
+        return ExitCode::from(2);
+    }
+    if report.must_failed() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Check every revision in `revisions`, in order.
+async fn check(
+    target: &Target,
+    revisions: &[ProtocolVersion],
+    timing: Timing,
+    tools: ToolPolicy,
+) -> Result<Report, String> {
+    let mut findings = Findings::default();
+    let mut statuses = Vec::new();
+    // What server/discover said the server supports, if it answered.
+    let mut claimed: Option<Vec<String>> = None;
+    let mut session_accepted = false;
+    let mut cancel_in_flight = true;
+    for &revision in revisions {
+        let mut conn = target.open(timing)?;
+        let mut schema = Schema::of(revision);
+        let capabilities = match revision.era() {
+            Era::Stateless => {
+                match stateless::discover(&mut conn, revision, &mut schema, &mut findings).await {
+                    Some((capabilities, supported)) => {
+                        claimed = Some(supported);
+                        Ok(capabilities)
+                    }
+                    None => Err("server/discover was not answered with a result".to_owned()),
+                }
+            }
+            Era::Session => {
+                match lifecycle::handshake(&mut conn, revision, &mut schema, &mut findings).await {
+                    Handshake::Accepted { capabilities } => Ok(capabilities),
+                    Handshake::CounterOffer(offered) => {
+                        Err(format!("initialize offered {offered} instead"))
+                    }
+                    Handshake::Failed(evidence) => {
+                        let expected = claimed
+                            .as_ref()
+                            .is_none_or(|c| c.iter().any(|v| v == revision.as_str()));
+                        if expected {
+                            lifecycle::record_failure(revision, evidence.clone(), &mut findings);
+                        }
+                        Err(evidence)
+                    }
+                }
+            }
+        };
+        let capabilities = match capabilities {
+            Ok(capabilities) => capabilities,
+            Err(why) => {
+                conn.close().await;
+                statuses.push(RevisionStatus {
+                    revision: revision.as_str(),
+                    not_offered: Some(why),
+                });
+                continue;
+            }
+        };
+        session_accepted |= revision.era() == Era::Session;
+        statuses.push(RevisionStatus {
+            revision: revision.as_str(),
+            not_offered: None,
+        });
+        let mut probe = Probe {
+            conn,
+            revision,
+            capabilities,
+            schema,
+            findings: &mut findings,
+            tools,
+            progress_tokens: Vec::new(),
+            level_set_at: None,
+            slow_tool: None,
+            cancel_in_flight,
+        };
+        run_checks(&mut probe).await;
+        cancel_in_flight = probe.cancel_in_flight;
+        probe.conn.close().await;
+    }
+    if session_accepted {
+        let mut conn = target.open(timing)?;
+        lifecycle::fresh_connection_checks(&mut conn, &mut findings).await;
+        conn.close().await;
+    }
+    statuses.sort_by_key(|s| s.revision);
+    Ok(Report {
+        target: target.describe(),
+        revisions: statuses,
+        findings,
+    })
+}
+
+/// Every check of one revision on its negotiated connection.
+async fn run_checks(probe: &mut Probe<'_>) {
+    http::after_handshake(probe);
+    if probe.stateless() {
+        stateless::check(probe).await;
+    } else {
+        capabilities::logging(probe).await;
+        utilities::ping(probe).await;
+    }
+    jsonrpc::check(probe).await;
+    let inventory = capabilities::check(probe).await;
+    shapes::exercise(probe, &inventory).await;
+    utilities::logging_invalid_level(probe).await;
+    utilities::cancellation(probe).await;
+    if !probe.stateless() {
+        lifecycle::second_initialize(&mut probe.conn, probe.revision, probe.findings).await;
+    }
+    // Whatever is still on its way.
+    let grace = probe.conn.timing.grace;
+    let _ = probe.conn.drain(grace).await;
+    shapes::notifications(probe);
+    utilities::progress(probe);
+    utilities::logging_messages(probe);
+    capabilities::client_capabilities(probe);
+    if probe.conn.http.is_some() {
+        http::check(probe).await;
+    } else {
+        stdio::check(probe);
+    }
+}

@@ -1,0 +1,40 @@
+//! The stdio transport: stdout carries only protocol messages, and the server stays up.
+
+use super::model::{Outcome, requirement};
+use super::probe::Probe;
+
+requirement!(
+    ONLY_MESSAGES,
+    "stdio.stdout-only-messages",
+    Stdio,
+    Must,
+    "the server writes nothing to stdout that is not a JSON-RPC message"
+);
+requirement!(
+    STAYS_UP,
+    "stdio.stays-up",
+    Stdio,
+    Must,
+    "the server process keeps running while its stdin is open"
+);
+
+/// Judge what the connection saw (stdio targets only).
+pub(crate) fn check(probe: &mut Probe<'_>) {
+    let garbage = std::mem::take(&mut probe.conn.garbage);
+    match garbage.first() {
+        None => probe.record(&ONLY_MESSAGES, Outcome::Pass),
+        Some(first) => probe.record(
+            &ONLY_MESSAGES,
+            Outcome::Fail(format!(
+                "{} line(s) that are not JSON, the first: {first}",
+                garbage.len()
+            )),
+        ),
+    }
+    let outcome = match probe.conn.exit_status() {
+        Some(status) => Outcome::Fail(format!("the server exited ({status})")),
+        None if probe.conn.is_closed() => Outcome::Fail("the server closed its stdout".into()),
+        None => Outcome::Pass,
+    };
+    probe.record(&STAYS_UP, outcome);
+}

@@ -1,0 +1,71 @@
+//! The benchmark harness cannot rot: `bench/run --smoke` (a few hundred calls per server,
+//! debug builds) measures every server of the suite — the floor, Ferry (here the `ferry`
+//! binary under test: `ferry serve` and `ferry serve --http`), rmcp, the TypeScript and
+//! Python SDKs (installed by the script from npm and PyPI) — and writes its table and chart.
+//! The figures of a smoke run mean nothing; only that every row is there.
+
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+fn bench_run_smoke_measures_every_server() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let ferry = env!("CARGO_BIN_EXE_ferry");
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-smoke");
+    let _ = std::fs::remove_dir_all(&out);
+    let run = Command::new(root.join("bench/run"))
+        .arg("--smoke")
+        .env("FERRY_STDIO", format!("{ferry} serve"))
+        .env("FERRY_HTTP", format!("{ferry} serve --http {{addr}}"))
+        .env("BENCH_RESULTS", &out)
+        .output()
+        .expect("bench/run starts");
+    assert!(
+        run.status.success(),
+        "bench/run --smoke failed: {}\n{}",
+        run.status,
+        String::from_utf8_lossy(&run.stderr)
+    );
+
+    let runs = std::fs::read_to_string(out.join("runs.jsonl")).expect("runs.jsonl");
+    for (server, kind) in [
+        ("floor", "stdio"),
+        ("ferry", "stdio"),
+        ("rmcp-stdio", "stdio"),
+        ("rmcp-pipes", "stdio"),
+        ("ts", "stdio"),
+        ("python", "stdio"),
+        ("floor-http", "http"),
+        ("ferry-http", "http"),
+        ("rmcp-http", "http"),
+        ("ts-http", "http"),
+        ("python-http", "http"),
+    ] {
+        let line = runs
+            .lines()
+            .find(|l| l.contains(&format!(r#""server":"{server}","kind":"{kind}""#)))
+            .unwrap_or_else(|| panic!("no {kind} run of {server} in:\n{runs}"));
+        let run: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+        let calls = if kind == "stdio" {
+            run.pointer("/figures/pipelined/calls")
+        } else {
+            run.pointer("/figures/session/calls")
+        };
+        assert!(
+            calls.and_then(serde_json::Value::as_u64) > Some(0),
+            "{server}: {line}"
+        );
+    }
+
+    let table = std::fs::read_to_string(out.join("results.md")).expect("results.md");
+    for row in [
+        "| Ferry |",
+        "| rmcp `stdio_pipes()` |",
+        "| Python SDK |",
+        "stdio pipelined >= 2.0x",
+    ] {
+        assert!(table.contains(row), "no {row:?} in results.md:\n{table}");
+    }
+    let chart = std::fs::read(out.join("chart.png")).expect("chart.png");
+    assert!(chart.starts_with(b"\x89PNG"), "chart.png is not a PNG");
+}

@@ -1,0 +1,213 @@
+//! `ferry check` against real servers: `ferry serve` passes over stdio and over Streamable
+//! HTTP (`ferry serve --http` on 127.0.0.1); a deliberately broken server is reported with
+//! the MUSTs it breaks and exit code 1; the report on the
+//! official `@modelcontextprotocol/server-everything` (npm, pinned in `interop/`) is kept
+//! as a snapshot, `tests/snapshots/check-server-everything.txt`.
+//!
+//! The peer's failures do not fail this test; a changed report does. To update the
+//! snapshot after a change to the checker or to the pinned package, run
+//! `FERRY_UPDATE_SNAPSHOTS=1 cargo test -p ferry-cli --test check` and review the diff.
+
+#![cfg(unix)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+const FERRY: &str = env!("CARGO_BIN_EXE_ferry");
+
+fn check(args: &[&str], dir: &Path) -> Output {
+    Command::new(FERRY)
+        .arg("check")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("ferry check runs")
+}
+
+fn text(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).expect("UTF-8 report")
+}
+
+/// The lines of the report naming failed requirements: `(level, id)`.
+fn failures(report: &str) -> Vec<(String, String)> {
+    report
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            (words.next()? == "FAIL").then_some(())?;
+            let level = words.next()?.to_owned();
+            let id = words.next()?.trim_end_matches(':').to_owned();
+            Some((level, id))
+        })
+        .collect()
+}
+
+#[test]
+fn ferry_serve_over_stdio_passes_every_revision() {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let output = check(
+        &["--json", "--call-tools", "all", "--", FERRY, "serve"],
+        &here,
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).expect("a JSON report");
+    assert_eq!(output.status.code(), Some(0), "{report:#}");
+    let revisions = report["revisions"].as_array().expect("revisions");
+    assert_eq!(revisions.len(), 5);
+    assert!(
+        revisions.iter().all(|r| r["checked"] == true),
+        "{revisions:#?}"
+    );
+    assert_eq!(report["summary"]["failed"], 0, "{report:#}");
+    // The checker did reach deep: tools called, progress judged, the stateless era checked.
+    for id in [
+        "shapes.call-tool",
+        "shapes.structured-content",
+        "progress.increases",
+        "logging.level-honoured",
+        "stateless.unsupported-version",
+        "jsonrpc.batch-supported",
+        "lifecycle.unsupported-version-counter-offer",
+    ] {
+        assert_eq!(status(&report, id), "pass", "{id}");
+    }
+}
+
+/// The status of requirement `id` in a JSON report.
+fn status(report: &Value, id: &str) -> Value {
+    report["requirements"]
+        .as_array()
+        .and_then(|all| all.iter().find(|r| r["id"] == id))
+        .map(|r| r["status"].clone())
+        .unwrap_or_else(|| panic!("{id} not in the report"))
+}
+
+#[test]
+fn ferry_serve_over_http_passes_every_revision() {
+    let mut server = Command::new(FERRY)
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn ferry serve --http");
+    let mut banner = String::new();
+    let mut stderr = BufReader::new(server.stderr.take().expect("stderr"));
+    stderr.read_line(&mut banner).expect("the banner");
+    // Keep reading: the server's later stderr lines must find the pipe open.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    let url = banner
+        .trim()
+        .strip_prefix("ferry serve: MCP on ")
+        .unwrap_or_else(|| panic!("banner {banner:?}"))
+        .to_owned();
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let output = check(&["--json", "--call-tools", "all", &url], &here);
+    let _ = server.kill();
+    let _ = server.wait();
+    let report: Value = serde_json::from_slice(&output.stdout).expect("a JSON report");
+    assert_eq!(output.status.code(), Some(0), "{report:#}");
+    let revisions = report["revisions"].as_array().expect("revisions");
+    assert!(
+        revisions.iter().all(|r| r["checked"] == true),
+        "{revisions:#?}"
+    );
+    assert_eq!(report["summary"]["failed"], 0, "{report:#}");
+    for id in [
+        "http.notification-202",
+        "http.request-content-type",
+        "http.origin-403",
+        "http.get-sse-or-405",
+        "http.unknown-session-404",
+        "http.delete-ends-session",
+        "http.invalid-protocol-version-400",
+        "http.header-mismatch-400",
+        "http.unknown-method-404",
+        "jsonrpc.invalid-request",
+        "shapes.call-tool",
+    ] {
+        assert_eq!(status(&report, id), "pass", "{id}");
+    }
+}
+
+#[test]
+fn a_broken_server_is_reported_with_the_musts_it_breaks() {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let output = check(&["--", "node", "tests/check_peers/broken_server.js"], &here);
+    let report = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{report}");
+    let failed = failures(&report);
+    for id in [
+        "jsonrpc.method-not-found",
+        "stdio.stdout-only-messages",
+        "capabilities.undeclared-is-not-served",
+    ] {
+        assert!(
+            failed.contains(&("MUST".into(), id.into())),
+            "{id} not failed:\n{report}"
+        );
+    }
+    assert!(
+        report.contains("broken server: initialized"),
+        "the evidence: {report}"
+    );
+    assert!(report.contains("revision 2025-06-18: checked"), "{report}");
+    assert!(
+        report.contains("revision 2024-11-05: not offered (initialize offered 2025-06-18 instead)"),
+        "{report}"
+    );
+    // What it gets right passes.
+    for id in ["ping.answered-empty", "jsonrpc.parse-error"] {
+        assert!(
+            report
+                .lines()
+                .any(|l| l.starts_with("  pass") && l.contains(id)),
+            "{id}:\n{report}"
+        );
+    }
+}
+
+/// `interop/` at the workspace root, with the pinned npm packages installed
+/// (`interop/install.sh` reuses an install whose lock file has not changed, and serializes
+/// concurrent test binaries).
+fn interop_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../interop");
+    let status = Command::new(dir.join("install.sh"))
+        .arg("npm")
+        .status()
+        .expect("interop/install.sh runs (Node.js is needed for the interop tests)");
+    assert!(status.success(), "interop/install.sh npm failed");
+    let bin = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(bin.exists(), "{bin:?} missing after the install");
+    dir
+}
+
+#[test]
+fn server_everything_report_matches_the_snapshot() {
+    let dir = interop_dir();
+    let output = check(
+        &[
+            "--",
+            "node",
+            "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+            "stdio",
+        ],
+        &dir,
+    );
+    let report = text(&output);
+    // Exit 1 is the peer's MUST failures; 2 would be the checker failing to run.
+    assert!(matches!(output.status.code(), Some(0 | 1)), "{output:?}");
+    let snapshot = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots/check-server-everything.txt");
+    if std::env::var_os("FERRY_UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(&snapshot, &report).expect("write the snapshot");
+        return;
+    }
+    let expected = std::fs::read_to_string(&snapshot)
+        .expect("the snapshot (FERRY_UPDATE_SNAPSHOTS=1 writes it)");
+    assert!(
+        report == expected,
+        "the report on server-everything changed; if that is right, update the snapshot with \
+         FERRY_UPDATE_SNAPSHOTS=1 cargo test -p ferry-cli --test check\n--- now:\n{report}"
+    );
+}

@@ -1,0 +1,33 @@
+//! Binding session-era sessions to the principal that started them.
+
+use std::sync::Arc;
+
+use axum::http::Extensions;
+
+use crate::engine::Attachment;
+
+/// Who a request acts for, as an authentication layer established it (a request
+/// extension; the `http-auth` layer sets it to the token's issuer, subject and client).
+///
+/// A session started by a request with an owner serves requests of that same owner only:
+/// any other request naming its `MCP-Session-Id` gets 404, as if the session did not
+/// exist, so a leaked session id is useless without the owner's credentials.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionOwner(pub Arc<str>);
+
+/// What a request carries for the engine and the session table.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RequestData {
+    pub(crate) owner: Option<SessionOwner>,
+    pub(crate) attachment: Option<Attachment>,
+}
+
+impl RequestData {
+    /// Read the request's [`SessionOwner`] and [`Attachment`] extensions.
+    pub(crate) fn of(extensions: &Extensions) -> RequestData {
+        RequestData {
+            owner: extensions.get::<SessionOwner>().cloned(),
+            attachment: extensions.get::<Attachment>().cloned(),
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! One request, one POST, exactly one response frame for the engine: the server's (from a
+//! JSON body or from the request's SSE stream), or an error saying what went wrong over
+//! HTTP (unreachable server, a status without a JSON-RPC body, a wrong content type, a
+//! stream that ended first).
+
+use std::sync::Arc;
+
+use ferry_protocol::RequestId;
+use reqwest::{Response, StatusCode};
+use serde_json::Value;
+
+use super::outgoing::{Outgoing, read_tools};
+use super::shared::{Failure, SESSION_ID, SessionState, Shared, body, media_type};
+use super::{legacy, session, sse};
+
+/// Send request `id` and hand its response (or a failure) to the engine.
+pub(crate) async fn request(shared: Arc<Shared>, message: Outgoing, id: RequestId) {
+    let outcome = exchange(&shared, &message, &id).await;
+    shared.in_flight().remove(&id);
+    match outcome {
+        Ok(Some(frame)) => shared.deliver(frame).await,
+        Ok(None) => {}
+        Err(failure) => shared.fail(&id, failure).await,
+    }
+}
+
+/// The response frame, or `None` when it will arrive on the 2024-11-05 event stream.
+async fn exchange(
+    shared: &Arc<Shared>,
+    message: &Outgoing,
+    id: &RequestId,
+) -> Result<Option<Vec<u8>>, Failure> {
+    let mut sent_again = false;
+    loop {
+        let state = shared.state().clone();
+        if let Some(endpoint) = &state.legacy {
+            legacy::post(shared, endpoint, message).await?;
+            return Ok(None);
+        }
+        let response = post(shared, message, &state).await?;
+        let status = response.status();
+        if status == StatusCode::NOT_FOUND && state.id.is_some() && message.method() != "initialize"
+        {
+            session::reinitialize(shared, state.generation)
+                .await
+                .map_err(|e| {
+                    Failure::status(
+                        status,
+                        format!("the session expired; starting a new one failed: {e}"),
+                    )
+                })?;
+            let idempotent = message.idempotent(&shared.tools());
+            if idempotent && !sent_again {
+                sent_again = true;
+                continue;
+            }
+            return Err(Failure::status(
+                status,
+                format!(
+                    "the session expired and a new one was started, but {} was not sent again: \
+                     it may not be safe to repeat",
+                    message.method()
+                ),
+            ));
+        }
+        if message.method() == "initialize"
+            && status.is_client_error()
+            && shared.config.legacy_fallback
+        {
+            match legacy::detect(shared).await {
+                Ok(()) => continue,
+                Err(e) => tracing::debug!("not a 2024-11-05 HTTP+SSE server either: {e}"),
+            }
+        }
+        let frame = answer(shared, message, id, response, &state).await?;
+        return Ok(Some(frame));
+    }
+}
+
+/// POST the frame with the headers its era needs.
+async fn post(
+    shared: &Shared,
+    message: &Outgoing,
+    state: &SessionState,
+) -> Result<Response, Failure> {
+    let metadata = match message.stateless_version() {
+        Some(version) => message.metadata_headers(version, &shared.tools()),
+        None => Vec::new(),
+    };
+    let stateless = message.stateless_version().is_some();
+    shared
+        .send(|| {
+            let mut builder = shared.post(&shared.url, message.body.clone());
+            if !stateless && message.method() != "initialize" {
+                builder = Shared::with_session(builder, state);
+            }
+            for (name, value) in &metadata {
+                builder = builder.header(name, value);
+            }
+            builder
+        })
+        .await
+}
+
+/// Read the answer to request `id`: a JSON body, or the request's SSE stream.
+async fn answer(
+    shared: &Arc<Shared>,
+    message: &Outgoing,
+    id: &RequestId,
+    response: Response,
+    state: &SessionState,
+) -> Result<Vec<u8>, Failure> {
+    let status = response.status();
+    let session_id = response
+        .headers()
+        .get(SESSION_ID)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let kind = media_type(&response);
+    let frame = if status.is_success() && kind == "text/event-stream" {
+        let resumable = message.stateless_version().is_none();
+        sse::follow(shared, response, id, resumable).await?
+    } else if status == StatusCode::ACCEPTED {
+        return Err(Failure::status(
+            status,
+            "the server accepted the request but sent no response",
+        ));
+    } else {
+        let bytes = body(response, shared.config.max_message_bytes).await?;
+        json_answer(bytes, id, status, &kind)?
+    };
+    let value: Option<Value> = match message.method() {
+        "initialize" | "tools/list" => serde_json::from_slice(&frame).ok(),
+        _ => None,
+    };
+    let Some(mut value) = value else {
+        return Ok(frame);
+    };
+    let Some(result) = value.get_mut("result") else {
+        return Ok(frame);
+    };
+    if message.method() == "initialize" {
+        let mut state_now = shared.state();
+        state_now.id = session_id;
+        state_now.version = result
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        state_now.initialize = Some(message.body.clone());
+        state_now.generation = state.generation + 1;
+        return Ok(frame);
+    }
+    // tools/list: learn each tool's headers and hints; a stateless-era list loses the
+    // tools whose `x-mcp-header` annotations are invalid (the spec's rule).
+    let (valid, invalid) = read_tools(result);
+    shared.tools().extend(valid);
+    if invalid.is_empty() || message.stateless_version().is_none() {
+        return Ok(frame);
+    }
+    if let Some(Value::Array(tools)) = result.get_mut("tools") {
+        tools.retain(|t| {
+            !t.get("name")
+                .and_then(Value::as_str)
+                .is_some_and(|n| invalid.iter().any(|i| i == n))
+        });
+    }
+    Ok(serde_json::to_vec(&value).unwrap_or(frame))
+}
+
+/// A JSON body as the response to `id`: a JSON-RPC response is passed on (with our id
+/// when the server's error had none); anything else is a failure naming the status.
+fn json_answer(
+    bytes: Vec<u8>,
+    id: &RequestId,
+    status: StatusCode,
+    kind: &str,
+) -> Result<Vec<u8>, Failure> {
+    let parsed = if kind == "application/json" || kind.ends_with("+json") || kind.is_empty() {
+        serde_json::from_slice::<Value>(&bytes).ok()
+    } else {
+        None
+    };
+    let snippet = || {
+        let text = String::from_utf8_lossy(&bytes);
+        let text = text.trim();
+        let mut cut: String = text.chars().take(200).collect();
+        if cut.len() < text.len() {
+            cut.push('…');
+        }
+        cut
+    };
+    let Some(Value::Object(mut object)) = parsed else {
+        let what = if status.is_success() {
+            format!("the server answered {kind:?} instead of JSON or SSE")
+        } else {
+            format!("the server answered HTTP {status}")
+        };
+        let body = snippet();
+        return Err(Failure::status(
+            status,
+            if body.is_empty() {
+                what
+            } else {
+                format!("{what}: {body}")
+            },
+        ));
+    };
+    let is_response = object.contains_key("result") || object.contains_key("error");
+    if !is_response {
+        return Err(Failure::status(
+            status,
+            format!(
+                "the server answered HTTP {status} without a JSON-RPC response: {}",
+                snippet()
+            ),
+        ));
+    }
+    let ours = object
+        .get("id")
+        .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok())
+        .is_some_and(|their| &their == id);
+    if ours {
+        return Ok(bytes);
+    }
+    if object.contains_key("result") {
+        return Err(Failure::status(
+            status,
+            "the server answered with the response to another request",
+        ));
+    }
+    object.insert("id".into(), serde_json::to_value(id).unwrap_or(Value::Null));
+    serde_json::to_vec(&object).map_err(|e| Failure::new(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_bodies_become_responses_to_the_request() {
+        let id = RequestId::Number(7);
+        let ok = br#"{"jsonrpc":"2.0","id":7,"result":{}}"#.to_vec();
+        assert_eq!(
+            json_answer(ok.clone(), &id, StatusCode::OK, "application/json").unwrap(),
+            ok
+        );
+        let no_id = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"x"}}"#;
+        let fixed = json_answer(
+            no_id.to_vec(),
+            &id,
+            StatusCode::BAD_REQUEST,
+            "application/json",
+        )
+        .unwrap();
+        let fixed: Value = serde_json::from_slice(&fixed).unwrap();
+        assert_eq!(fixed["id"], 7);
+        let html = json_answer(
+            b"<h1>oops</h1>".to_vec(),
+            &id,
+            StatusCode::BAD_GATEWAY,
+            "text/html",
+        )
+        .unwrap_err();
+        assert_eq!(
+            html.message,
+            "the server answered HTTP 502 Bad Gateway: <h1>oops</h1>"
+        );
+        assert!(json_answer(Vec::new(), &id, StatusCode::OK, "text/plain").is_err());
+    }
+}

@@ -1,0 +1,164 @@
+//! The Streamable HTTP client transport (feature `http-client`), on reqwest, for servers
+//! of every era: 2026-07-28 stateless POSTs, the session era (2025-03-26 .. 2025-11-25)
+//! and, as a fallback, the 2024-11-05 HTTP+SSE transport.
+//!
+//! [`connect`] gives an engine [`Transport`]: the client
+//! ([`crate::client::ClientBuilder::connect_http`]) runs on it unchanged — it probes
+//! `server/discover`, falls back to `initialize` — and the transport follows what each
+//! frame is:
+//!
+//! - **Every request is one POST** (`Accept: application/json, text/event-stream`)
+//!   answered by exactly one response frame: the server's, from a JSON body or from the
+//!   request's SSE stream (whose notifications, progress say, are passed on first), or a
+//!   `-32603` error naming what went wrong over HTTP (`data.httpStatus` when there was a
+//!   status): server unreachable, a status without a JSON-RPC body, a wrong content type,
+//!   a stream that ended before the response.
+//! - **Stateless era** (a request whose `_meta` names a 2026-07-28 revision): the metadata
+//!   headers `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` (the
+//!   last from the `x-mcp-header` annotations of the tool's schema, learnt from
+//!   `tools/list`, whose invalid tools are dropped as the spec requires); values outside
+//!   plain ASCII in the `=?base64?..?=` form. Cancelling a request closes its HTTP
+//!   exchange, which is what cancels it on the server; `subscriptions/listen` is simply a
+//!   request whose SSE stream lasts.
+//! - **Session era**: `MCP-Session-Id` from the `initialize` response and the negotiated
+//!   `MCP-Protocol-Version` on everything after; the standalone GET stream after
+//!   `notifications/initialized` (405: none offered), reconnected with `Last-Event-ID`
+//!   after the server's `retry`; a POST's SSE stream cut before its response is resumed
+//!   the same way (a GET with `Last-Event-ID`); on 404 a new session is started
+//!   transparently and safe requests are sent again (see `session.rs`); the session is
+//!   DELETEd on close.
+//! - **2024-11-05**: when `initialize` is refused with a 4xx, a GET expecting an
+//!   `endpoint` event (see `legacy.rs`).
+//!
+//! Extra headers, a shared `reqwest::Client` (its connection pool) and an authentication
+//! hook ([`HttpAuth`]: headers per request, a say on 401/403) are in
+//! [`HttpClientConfig`]. `https://` URLs need the feature `http-client-rustls`.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use ferry::client::Client;
+//! use ferry::http_client::HttpClientConfig;
+//!
+//! let config = HttpClientConfig::default().header("Authorization", "Bearer t0k3n")?;
+//! let (client, connection) = Client::builder("demo", "1.0.0")
+//!     .connect_http("http://127.0.0.1:8080/mcp", config)
+//!     .await?;
+//! println!("{:?}", client.list_all_tools().await?);
+//! drop(client);
+//! connection.close().await; // DELETE the session
+//! # Ok(())
+//! # }
+//! ```
+
+mod config;
+mod driver;
+mod exchange;
+mod legacy;
+mod outgoing;
+mod session;
+mod shared;
+mod sse;
+
+pub use config::{AuthChallenge, AuthFuture, HttpAuth, HttpClientConfig};
+
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::Transport;
+use shared::{SessionState, Shared};
+
+/// Why an HTTP connection could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HttpClientError {
+    /// The URL does not parse, or is not `http`/`https`.
+    #[error("invalid URL {url:?}: {reason}")]
+    Url {
+        /// The URL given.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The HTTP client could not be built (TLS set-up, say).
+    #[error("cannot build the HTTP client: {0}")]
+    Client(String),
+}
+
+/// The transport's side of an HTTP connection: what a caller may want to know or do
+/// besides talking (the session id, closing with a DELETE).
+#[derive(Debug)]
+pub struct HttpConnection {
+    state: Arc<Mutex<SessionState>>,
+    shutdown: CancellationToken,
+    task: JoinHandle<()>,
+}
+
+impl HttpConnection {
+    /// The session id the server gave (session era), if any.
+    pub fn session_id(&self) -> Option<String> {
+        self.state().id.clone()
+    }
+
+    /// Whether the server turned out to speak 2024-11-05 HTTP+SSE.
+    pub fn is_legacy(&self) -> bool {
+        self.state().legacy.is_some()
+    }
+
+    /// How many sessions were started (0 in the stateless era; more than 1 after the
+    /// server forgot one and it was renewed).
+    pub fn sessions_started(&self) -> u64 {
+        self.state().generation
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, SessionState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// End the connection: abort requests in flight (their callers get "connection
+    /// lost"), stop the background stream, DELETE the session, and wait for all that
+    /// (the DELETE at most [`HttpClientConfig::close_timeout`]). Dropping the client
+    /// without calling this does the same in the background.
+    pub async fn close(self) {
+        self.shutdown.cancel();
+        let _ = self.task.await;
+    }
+}
+
+/// Connect to the MCP endpoint at `url`: the engine's transport and the connection's
+/// handle. Nothing is sent until the engine sends; must be called inside a Tokio runtime.
+pub fn connect(
+    url: &str,
+    config: HttpClientConfig,
+) -> Result<(Transport, HttpConnection), HttpClientError> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| HttpClientError::Url {
+        url: url.to_owned(),
+        reason: e.to_string(),
+    })?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(HttpClientError::Url {
+            url: url.to_owned(),
+            reason: "the scheme must be http or https".into(),
+        });
+    }
+    let http = match &config.http {
+        Some(http) => http.clone(),
+        None => reqwest::Client::builder()
+            .build()
+            .map_err(|e| HttpClientError::Client(shared::describe(&e)))?,
+    };
+    let (in_tx, in_rx) = mpsc::channel(config.queue);
+    let (out_tx, out_rx) = mpsc::channel(config.queue);
+    let state = Arc::new(Mutex::new(SessionState::default()));
+    let shared = Arc::new(Shared::new(http, parsed, config, in_tx, Arc::clone(&state)));
+    let shutdown = CancellationToken::new();
+    let task = tokio::spawn(driver::run(shared, out_rx, shutdown.clone()));
+    let connection = HttpConnection {
+        state,
+        shutdown,
+        task,
+    };
+    Ok((Transport::new(in_rx, out_tx), connection))
+}

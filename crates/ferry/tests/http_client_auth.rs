@@ -1,0 +1,95 @@
+//! The HTTP client's authentication hook ([`ferry::http_client::HttpAuth`]) against Ferry's
+//! HTTP server behind a layer that answers 401 until the right bearer token comes: the
+//! hook sees the challenge, obtains a token, and the request is sent again.
+
+mod http_client_support;
+
+use ferry::client::Client;
+use ferry::http::HttpConfig;
+use ferry::http_client::HttpClientConfig;
+use ferry::protocol::ProtocolVersion;
+use http_client_support::text_of;
+use serde_json::json;
+
+/// An auth hook that has no token until challenged, then uses the one the test grants.
+struct GrantOnChallenge {
+    token: std::sync::Mutex<Option<String>>,
+    challenges: std::sync::Mutex<Vec<String>>,
+}
+
+impl ferry::http_client::HttpAuth for GrantOnChallenge {
+    fn headers(
+        &self,
+    ) -> ferry::http_client::AuthFuture<'_, Result<reqwest::header::HeaderMap, String>> {
+        let mut headers = reqwest::header::HeaderMap::new();
+        if let Some(token) = self.token.lock().unwrap().as_deref() {
+            headers.insert("authorization", format!("Bearer {token}").parse().unwrap());
+        }
+        Box::pin(async move { Ok(headers) })
+    }
+
+    fn challenged<'a>(
+        &'a self,
+        challenge: &'a ferry::http_client::AuthChallenge,
+    ) -> ferry::http_client::AuthFuture<'a, bool> {
+        self.challenges.lock().unwrap().push(format!(
+            "{} {}",
+            challenge.status,
+            challenge.www_authenticate.join(",")
+        ));
+        *self.token.lock().unwrap() = Some("granted".into());
+        Box::pin(async { true })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_auth_hook_answers_a_challenge_and_retries() {
+    let (server, _hang) = http_client_support::server();
+    let router =
+        ferry::http::router(server, HttpConfig::default()).layer(axum::middleware::from_fn(
+            |request: axum::extract::Request, next: axum::middleware::Next| async move {
+                let granted = request
+                    .headers()
+                    .get("authorization")
+                    .is_some_and(|v| v == "Bearer granted");
+                if granted {
+                    next.run(request).await
+                } else {
+                    axum::response::Response::builder()
+                        .status(401)
+                        .header("www-authenticate", "Bearer realm=\"test\"")
+                        .body(axum::body::Body::empty())
+                        .unwrap()
+                }
+            },
+        ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let auth = std::sync::Arc::new(GrantOnChallenge {
+        token: std::sync::Mutex::new(None),
+        challenges: std::sync::Mutex::new(Vec::new()),
+    });
+    for version in [None, Some(ProtocolVersion::V2025_11_25)] {
+        *auth.token.lock().unwrap() = None;
+        let config = HttpClientConfig::default().auth(auth.clone());
+        let mut builder = Client::builder("http-client-auth-test", "1.0.0");
+        if let Some(version) = version {
+            builder = builder.version(version);
+        }
+        let (client, connection) = builder.connect_http(&url, config).await.unwrap();
+        let echoed = client
+            .call_tool("echo", json!({"text": "in"}))
+            .await
+            .unwrap();
+        assert_eq!(text_of(&echoed), "in");
+        drop(client);
+        connection.close().await;
+    }
+    let challenges = auth.challenges.lock().unwrap().clone();
+    assert_eq!(
+        challenges,
+        ["401 Bearer realm=\"test\"", "401 Bearer realm=\"test\""],
+        "one challenge per connection, then every request carries the token"
+    );
+}
