@@ -54,6 +54,8 @@ mod config;
 mod driver;
 mod exchange;
 mod legacy;
+#[cfg(feature = "http-client-oauth")]
+pub mod oauth;
 mod outgoing;
 mod session;
 mod shared;
