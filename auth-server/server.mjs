@@ -54,6 +54,10 @@ server.listen(Number(process.env.PORT || 0), '127.0.0.1', async () => {
       },
     ],
     pkce: { required: () => true },
+    // A client allowed the refresh_token grant gets a refresh token with its authorization
+    // code, as an MCP client expects, without asking for `offline_access` (which
+    // oidc-provider otherwise requires, and honours only with `prompt=consent`).
+    issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     features: {
       devInteractions: { enabled: true },
       clientCredentials: { enabled: true },
