@@ -496,10 +496,11 @@ impl Session {
             s.outstanding = s.outstanding.saturating_sub(1);
             s.outstanding == 0
         });
-        if done && let Some(s) = routing.remove_stream(stream) {
-            if let Some(live) = s.live {
-                let _ = live.try_send(Delivery::End);
-            }
+        if done
+            && let Some(s) = routing.remove_stream(stream)
+            && let Some(live) = s.live
+        {
+            let _ = live.try_send(Delivery::End);
         }
     }
 

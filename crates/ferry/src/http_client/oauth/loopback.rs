@@ -10,7 +10,6 @@
 //! another `state` is refused with 400 and the wait goes on: a stray or forged request
 //! cannot end the authorization.
 
-use std::fmt::Write as _;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -313,13 +312,10 @@ fn page(title: &str, text: &str) -> String {
             c => escaped.push(c),
         }
     }
-    let mut html = String::new();
-    let _ = write!(
-        html,
+    format!(
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>{title}</title></head>\
          <body style=\"font-family:sans-serif;margin:3em\"><h1>{title}</h1><p>{escaped}</p></body></html>\n"
-    );
-    html
+    )
 }
 
 /// Try to show `url` in a browser; silently nothing where that cannot work.
