@@ -22,7 +22,7 @@ use super::peer::{CallError, Peer};
 use super::progress::ProgressReporter;
 use super::related;
 use super::transport::{Frame, Transport, TransportEvent};
-use super::{Handler, RequestContext};
+use super::{Handler, HandlerResult, RequestContext};
 
 /// Starts engines.
 #[derive(Debug)]
@@ -36,6 +36,8 @@ pub struct EngineHandle {
     /// Ends when the peer hangs up and in-flight work has finished or been cancelled.
     pub task: JoinHandle<()>,
 }
+
+type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 
 type InFlight = Arc<Mutex<HashMap<RequestId, CancellationToken>>>;
 
@@ -276,12 +278,13 @@ impl<H: Handler> Loop<H> {
                 } else {
                     None
                 };
-                AssertUnwindSafe(related::serving(
+                // Boxed: a role's request future is large (every method's state), and
+                // inline it would be moved (memcpy) with the task on every spawn.
+                let serve: BoxFuture<'_, HandlerResult> = Box::pin(related::serving(
                     id.clone(),
                     handler.request(request, context),
-                ))
-                .catch_unwind()
-                .await
+                ));
+                AssertUnwindSafe(serve).catch_unwind().await
             };
             let outcome = tokio::select! {
                 biased;

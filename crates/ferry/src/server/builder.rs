@@ -243,24 +243,18 @@ impl Server {
     /// What the server offers, exactly as registered.
     pub(crate) fn capabilities(&self) -> ServerCapabilities {
         let inner = &self.inner;
-        let has_resources = inner.declared.resources
-            || !inner.resources.snapshot().entries.is_empty()
-            || !inner.templates.snapshot().entries.is_empty();
         ServerCapabilities {
-            tools: (inner.declared.tools || !inner.tools.snapshot().entries.is_empty()).then_some(
-                ToolsCapability {
-                    list_changed: Some(true),
-                },
-            ),
-            resources: has_resources.then_some(ResourcesCapability {
+            tools: self.offers_tools().then_some(ToolsCapability {
+                list_changed: Some(true),
+            }),
+            resources: self.offers_resources().then_some(ResourcesCapability {
                 subscribe: Some(true),
                 list_changed: Some(true),
             }),
-            prompts: (inner.declared.prompts || !inner.prompts.snapshot().entries.is_empty())
-                .then_some(PromptsCapability {
-                    list_changed: Some(true),
-                }),
-            completions: (!inner.completers.is_empty()).then(Default::default),
+            prompts: self.offers_prompts().then_some(PromptsCapability {
+                list_changed: Some(true),
+            }),
+            completions: self.offers_completions().then(Default::default),
             logging: inner.logging.then(Default::default),
             tasks: {
                 let tools = inner.tools.snapshot();
@@ -269,6 +263,36 @@ impl Server {
             },
             ..Default::default()
         }
+    }
+
+    /// Whether the `tools` capability is declared: without building the others.
+    pub(crate) fn offers_tools(&self) -> bool {
+        let inner = &self.inner;
+        inner.declared.tools || !inner.tools.is_empty()
+    }
+
+    /// Whether the `resources` capability is declared.
+    pub(crate) fn offers_resources(&self) -> bool {
+        let inner = &self.inner;
+        inner.declared.resources || !inner.resources.is_empty() || !inner.templates.is_empty()
+    }
+
+    /// Whether the `prompts` capability is declared.
+    pub(crate) fn offers_prompts(&self) -> bool {
+        let inner = &self.inner;
+        inner.declared.prompts || !inner.prompts.is_empty()
+    }
+
+    /// Whether the `completions` capability is declared.
+    pub(crate) fn offers_completions(&self) -> bool {
+        !self.inner.completers.is_empty()
+    }
+
+    /// Whether the `tasks` capability is declared: a tool can run as a task.
+    pub(crate) fn offers_tasks(&self) -> bool {
+        self.inner
+            .tools
+            .read(|tools| tools.values().any(|e| tasks::supports_tasks(&e.tool)))
     }
 }
 

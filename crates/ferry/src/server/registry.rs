@@ -46,6 +46,23 @@ impl<T: Clone> Registry<T> {
             .clone()
     }
 
+    /// Whether the registry has no entries (no snapshot taken).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.read(IndexMap::is_empty)
+    }
+
+    /// Look at the current entries under the read lock (no snapshot taken): `look` must be
+    /// quick.
+    pub(crate) fn read<R>(&self, look: impl FnOnce(&IndexMap<String, T>) -> R) -> R {
+        look(
+            &self
+                .current
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .entries,
+        )
+    }
+
     /// Apply `edit` to a copy and publish it; returns `edit`'s answer.
     pub(crate) fn edit<R>(&self, edit: impl FnOnce(&mut IndexMap<String, T>) -> R) -> R {
         let mut current = self.current.write().unwrap_or_else(|e| e.into_inner());

@@ -185,25 +185,21 @@ impl Session {
 
     /// Whether the server declared the capability a request needs.
     fn offers(&self, request: &ClientRequest) -> bool {
-        let capabilities = self.server.capabilities();
+        let server = &self.server;
         match request {
-            ClientRequest::ListTools(_) | ClientRequest::CallTool(_) => {
-                capabilities.tools.is_some()
-            }
+            ClientRequest::ListTools(_) | ClientRequest::CallTool(_) => server.offers_tools(),
             ClientRequest::ListResources(_)
             | ClientRequest::ListResourceTemplates(_)
             | ClientRequest::ReadResource(_)
             | ClientRequest::Subscribe(_)
-            | ClientRequest::Unsubscribe(_) => capabilities.resources.is_some(),
-            ClientRequest::ListPrompts(_) | ClientRequest::GetPrompt(_) => {
-                capabilities.prompts.is_some()
-            }
-            ClientRequest::Complete(_) => capabilities.completions.is_some(),
+            | ClientRequest::Unsubscribe(_) => server.offers_resources(),
+            ClientRequest::ListPrompts(_) | ClientRequest::GetPrompt(_) => server.offers_prompts(),
+            ClientRequest::Complete(_) => server.offers_completions(),
             ClientRequest::GetTask(_)
             | ClientRequest::GetTaskPayload(_)
             | ClientRequest::ListTasks(_)
-            | ClientRequest::CancelTask(_) => capabilities.tasks.is_some(),
-            ClientRequest::SetLevel(_) => capabilities.logging.is_some(),
+            | ClientRequest::CancelTask(_) => server.offers_tasks(),
+            ClientRequest::SetLevel(_) => server.inner.logging,
             ClientRequest::Initialize(_)
             | ClientRequest::Ping(_)
             | ClientRequest::Discover(_)

@@ -129,18 +129,23 @@ impl TaskStore {
 /// The `tasks` capability a server with `tools` declares: present when a tool can run as
 /// a task.
 pub(crate) fn capability(tools: &[&ferry_protocol::types::Tool]) -> Option<ServerTasksCapability> {
-    let any = tools
+    tools
         .iter()
-        .any(|t| matches!(support(t), TaskSupport::Optional | TaskSupport::Required));
-    any.then(|| ServerTasksCapability {
-        list: Some(Default::default()),
-        cancel: Some(Default::default()),
-        requests: Some(ServerTaskRequests {
-            tools: Some(ToolsTaskRequests {
-                call: Some(Default::default()),
+        .any(|t| supports_tasks(t))
+        .then(|| ServerTasksCapability {
+            list: Some(Default::default()),
+            cancel: Some(Default::default()),
+            requests: Some(ServerTaskRequests {
+                tools: Some(ToolsTaskRequests {
+                    call: Some(Default::default()),
+                }),
             }),
-        }),
-    })
+        })
+}
+
+/// Whether `tool` can run as a task.
+pub(crate) fn supports_tasks(tool: &ferry_protocol::types::Tool) -> bool {
+    matches!(support(tool), TaskSupport::Optional | TaskSupport::Required)
 }
 
 fn support(tool: &ferry_protocol::types::Tool) -> TaskSupport {
@@ -152,7 +157,7 @@ fn support(tool: &ferry_protocol::types::Tool) -> TaskSupport {
 
 /// Whether tasks apply to this call: the revision has them and the server offers them.
 pub(crate) fn offered(server: &Server, call: &Call) -> bool {
-    call.version.has(ferry_protocol::Feature::Tasks) && server.capabilities().tasks.is_some()
+    call.version.has(ferry_protocol::Feature::Tasks) && server.offers_tasks()
 }
 
 /// A plain (not task-augmented) call of a tool that requires a task: `-32601`.
