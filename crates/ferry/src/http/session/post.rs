@@ -1,0 +1,256 @@
+//! Session-era POSTs: `initialize` (a new session) and every later message (202 for
+//! notifications and responses, a POST stream for requests).
+
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use ferry_protocol::jsonrpc::{self, ErrorObject, Inbound};
+use ferry_protocol::{Feature, ProtocolVersion, RequestId};
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::SESSION_ID;
+use super::answer::{answer, json};
+use super::checks::{bad_request, check_version, session_of, unknown_session};
+use super::registry::{new_session_id, sweep};
+use super::router::{Delivery, run_router};
+use super::state::{Busy, Session};
+use crate::engine::{RelatedSink, Transport};
+use crate::http::Shared;
+use crate::http::owner::RequestData;
+use crate::http::stateless::error_response;
+
+/// A session-era POST (`claims` said so).
+pub(crate) async fn post(
+    shared: &Arc<Shared>,
+    headers: &HeaderMap,
+    data: RequestData,
+    bytes: Bytes,
+    message: Value,
+) -> Response {
+    if let Value::Object(object) = &message
+        && object.get("method").and_then(Value::as_str) == Some("initialize")
+    {
+        let id = object
+            .get("id")
+            .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
+        return match id {
+            Some(id) => initialize(shared, bytes, id, data).await,
+            None => bad_request("initialize must be a request with an id"),
+        };
+    }
+    let session = match session_of(shared, headers, data.owner.as_ref()) {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    if let Err(response) = check_version(shared, headers, &session) {
+        return response;
+    }
+    // A single message the server cannot accept (not a valid request, notification or
+    // response) gets an HTTP error status with its JSON-RPC error, never a silent 202.
+    if !message.is_array()
+        && let Inbound::Rejected(rejected) = jsonrpc::classify(&bytes)
+    {
+        let response = rejected.response;
+        return error_response(StatusCode::BAD_REQUEST, response.id, response.error);
+    }
+    let busy = Busy::new(&session);
+    let entries: Vec<&Value> = match &message {
+        Value::Array(entries) => {
+            if !session.version().has(Feature::Batches) {
+                return bad_request(format!(
+                    "JSON-RPC batches are accepted in 2025-03-26 sessions only (this one is {})",
+                    session.version()
+                ));
+            }
+            if entries.is_empty() {
+                return bad_request("an empty batch");
+            }
+            entries.iter().collect()
+        }
+        other => vec![other],
+    };
+    let mut ids = Vec::new();
+    let mut tokens = Vec::new();
+    let mut cancelled = Vec::new();
+    for entry in entries {
+        let method = entry.get("method").and_then(Value::as_str);
+        if method == Some("initialize") {
+            return bad_request("initialize cannot be part of a batch");
+        }
+        if method == Some("notifications/cancelled")
+            && let Some(id) = entry
+                .pointer("/params/requestId")
+                .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok())
+        {
+            cancelled.push(id);
+        }
+        let (Some(_), Some(id)) = (method, entry.get("id")) else {
+            continue;
+        };
+        match serde_json::from_value::<RequestId>(id.clone()) {
+            Ok(id) => ids.push(id),
+            Err(e) => return bad_request(format!("invalid request id: {e}")),
+        }
+        if let Some(token) = entry.pointer("/params/_meta/progressToken") {
+            tokens.push(token.to_string());
+        }
+    }
+    if ids.is_empty() {
+        if session
+            .write(bytes.to_vec(), data.attachment)
+            .await
+            .is_err()
+        {
+            return unknown_session();
+        }
+        for id in &cancelled {
+            session.cancelled(id);
+        }
+        return StatusCode::ACCEPTED.into_response();
+    }
+    let (stream, rx) =
+        match session.open_post_stream(&ids, tokens, shared.config.max_streams_per_session) {
+            Ok(opened) => opened,
+            Err(response) => return response,
+        };
+    if session
+        .write(bytes.to_vec(), data.attachment)
+        .await
+        .is_err()
+    {
+        session.abandon(stream);
+        return unknown_session();
+    }
+    for id in &cancelled {
+        session.cancelled(id);
+    }
+    answer(shared, session, stream, rx, busy).await
+}
+
+/// `initialize`: a new session, answered with its id.
+pub(super) async fn initialize(
+    shared: &Arc<Shared>,
+    bytes: Bytes,
+    id: RequestId,
+    data: RequestData,
+) -> Response {
+    let session = {
+        let mut map = shared.sessions.map();
+        if shared.sessions.shutdown.is_cancelled() {
+            return error_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                None,
+                ErrorObject::internal_error("the server is shutting down"),
+            );
+        }
+        if map.len() + shared.legacy.len() >= shared.config.max_sessions {
+            return error_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                None,
+                ErrorObject::internal_error(format!(
+                    "too many sessions (limit {}); try again later",
+                    shared.config.max_sessions
+                )),
+            );
+        }
+        let (to_engine, incoming) = mpsc::channel(32);
+        let (outgoing, from_engine) = mpsc::channel(shared.server.inner.engine.write_queue.max(1));
+        let session = Arc::new(Session {
+            id: new_session_id(),
+            to_engine: Mutex::new(Some(to_engine)),
+            version: OnceLock::new(),
+            routing: Mutex::default(),
+            store: Arc::clone(&shared.sessions.store),
+            closed: CancellationToken::new(),
+            busy: AtomicUsize::new(0),
+            last_active: Mutex::new(Instant::now()),
+            owner: data.owner,
+        });
+        let weak = Arc::downgrade(&session);
+        let related = RelatedSink::new(move |request, frame| {
+            if let Some(session) = weak.upgrade() {
+                session.note_related(request, frame);
+            }
+        });
+        // The engine ends once its input closes (`Session::close`); the router after it.
+        drop(
+            shared
+                .server
+                .serve(Transport::new(incoming, outgoing).with_related(related)),
+        );
+        tokio::spawn(run_router(Arc::clone(&session), from_engine));
+        map.insert(session.id.clone(), Arc::clone(&session));
+        session
+    };
+    let idle = shared.config.session_idle_timeout;
+    let weak = Arc::downgrade(shared);
+    shared.sessions.sweeper.call_once(|| {
+        let every = (idle / 2).clamp(Duration::from_millis(10), Duration::from_secs(30));
+        tokio::spawn(sweep(weak, every));
+    });
+    let busy = Busy::new(&session);
+    let end = |response: Response| {
+        if let Some(session) = shared.sessions.remove(&session.id) {
+            session.close();
+        }
+        response
+    };
+    let (_stream, mut rx) = match session.open_post_stream(std::slice::from_ref(&id), Vec::new(), 1)
+    {
+        Ok(opened) => opened,
+        Err(response) => return end(response),
+    };
+    if session
+        .write(bytes.to_vec(), data.attachment)
+        .await
+        .is_err()
+    {
+        return end(unknown_session());
+    }
+    let frame = loop {
+        match rx.recv().await {
+            Some(Delivery::Event {
+                frame, last: true, ..
+            }) => break frame,
+            Some(Delivery::Event { .. }) => {}
+            Some(Delivery::End) | None => {
+                return end(error_response(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    Some(id),
+                    ErrorObject::internal_error("initialize ended without a response"),
+                ));
+            }
+        }
+    };
+    drop(busy);
+    #[derive(Deserialize)]
+    struct Answer {
+        result: Option<Negotiated>,
+    }
+    #[derive(Deserialize)]
+    struct Negotiated {
+        #[serde(rename = "protocolVersion")]
+        protocol_version: String,
+    }
+    let version = serde_json::from_slice::<Answer>(&frame)
+        .ok()
+        .and_then(|a| a.result)
+        .and_then(|r| r.protocol_version.parse::<ProtocolVersion>().ok());
+    let Some(version) = version else {
+        // A refused initialize starts no session.
+        return end(json(frame));
+    };
+    let _ = session.version.set(version);
+    let mut response = json(frame);
+    if let Ok(value) = HeaderValue::from_str(&session.id) {
+        response.headers_mut().insert(SESSION_ID, value);
+    }
+    response
+}

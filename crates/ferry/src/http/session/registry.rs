@@ -1,0 +1,106 @@
+//! Every session of a router: lookup, idle expiry (the sweeper), shutdown, and new ids.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::state::Session;
+use crate::http::Shared;
+use crate::http::events::EventStore;
+
+/// Every session of a router.
+pub(crate) struct Sessions {
+    pub(super) map: Mutex<HashMap<String, Arc<Session>>>,
+    pub(super) store: Arc<dyn EventStore>,
+    pub(super) shutdown: CancellationToken,
+    pub(super) sweeper: std::sync::Once,
+}
+
+impl Sessions {
+    pub(crate) fn new(store: Arc<dyn EventStore>) -> Self {
+        Sessions {
+            map: Mutex::default(),
+            store,
+            shutdown: CancellationToken::new(),
+            sweeper: std::sync::Once::new(),
+        }
+    }
+
+    pub(super) fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Session>>> {
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How many sessions are live.
+    pub(crate) fn len(&self) -> usize {
+        self.map().len()
+    }
+
+    /// Refuse new sessions and drain every one (graceful shutdown): each engine's input
+    /// closes, requests in flight still answer on their streams (within the engine's
+    /// shutdown grace), then the engine ends and with it every stream of the session.
+    pub(crate) fn shutdown(&self) {
+        self.shutdown.cancel();
+        let all: Vec<_> = self.map().drain().map(|(_, s)| s).collect();
+        for session in all {
+            session.drain();
+        }
+    }
+
+    /// The live session `id`; an idle-expired one is ended here.
+    pub(super) fn find(&self, id: &str, idle: Duration) -> Option<Arc<Session>> {
+        let mut map = self.map();
+        let session = map.get(id)?;
+        if session.expired(idle) {
+            let session = map.remove(id)?;
+            drop(map);
+            session.close();
+            return None;
+        }
+        Some(Arc::clone(session))
+    }
+
+    pub(super) fn remove(&self, id: &str) -> Option<Arc<Session>> {
+        self.map().remove(id)
+    }
+
+    /// End every idle-expired session.
+    pub(super) fn sweep(&self, idle: Duration) {
+        let expired: Vec<_> = {
+            let mut map = self.map();
+            let ids: Vec<String> = map
+                .iter()
+                .filter(|(_, s)| s.expired(idle))
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.into_iter().filter_map(|id| map.remove(&id)).collect()
+        };
+        for session in expired {
+            tracing::debug!(session = %session.id, "session expired");
+            session.close();
+        }
+    }
+}
+
+pub(super) async fn sweep(shared: Weak<Shared>, every: Duration) {
+    loop {
+        tokio::time::sleep(every).await;
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        if shared.sessions.shutdown.is_cancelled() {
+            return;
+        }
+        shared.sessions.sweep(shared.config.session_idle_timeout);
+    }
+}
+
+/// A session id: 128 bits from the OS CSPRNG, as 32 hex digits.
+pub(crate) fn new_session_id() -> String {
+    use chacha20poly1305::aead::OsRng;
+    use chacha20poly1305::aead::rand_core::RngCore;
+    let mut bytes = [0u8; 16];
+    OsRng.fill_bytes(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,258 @@
+//! Which stream a message takes: the router task delivers every frame the engine sends to
+//! exactly one HTTP stream (the rules are in the parent module's docs).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use ferry_protocol::RequestId;
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::STANDALONE;
+use super::state::Session;
+use crate::engine::Frame;
+
+/// Where the session's messages go.
+#[derive(Default)]
+pub(super) struct Routing {
+    pub(super) next_stream: u64,
+    /// Requests in flight, by id: their POST stream.
+    pub(super) requests: HashMap<RequestId, u64>,
+    /// Progress tokens (as JSON text) of requests in flight: their POST stream.
+    pub(super) tokens: HashMap<String, u64>,
+    /// POST streams whose requests are not all answered.
+    pub(super) streams: HashMap<u64, PostStream>,
+    /// The standalone stream's connection.
+    pub(super) standalone: Option<mpsc::Sender<Delivery>>,
+    /// Frames request handlers queued and the engine has not yet sent, by a hash of their
+    /// bytes: the POST streams of the requests they belong to, in order (see
+    /// `Session::note_related`).
+    pub(super) related: HashMap<u64, VecDeque<u64>>,
+}
+
+pub(super) struct PostStream {
+    pub(super) outstanding: usize,
+    pub(super) tokens: Vec<String>,
+    pub(super) live: Option<mpsc::Sender<Delivery>>,
+    /// Whether an event was sent before the response: then the answer is SSE (resumable,
+    /// so the response is stored too); else it is one JSON object, never stored.
+    pub(super) streaming: bool,
+}
+
+/// What an HTTP stream gets from the router.
+pub(super) enum Delivery {
+    /// An event of the stream; `last` after its final response.
+    Event { seq: u64, frame: Bytes, last: bool },
+    /// The stream ends without a response (its requests were cancelled).
+    End,
+}
+
+pub(super) fn live(sender: &Option<mpsc::Sender<Delivery>>) -> bool {
+    sender.as_ref().is_some_and(|s| !s.is_closed())
+}
+
+pub(super) fn frame_key(frame: &[u8]) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+    BuildHasherDefault::<DefaultHasher>::default().hash_one(frame)
+}
+
+impl Routing {
+    /// The stream of the request whose handler queued `frame`, if one did.
+    pub(super) fn take_related(&mut self, frame: &[u8]) -> Option<u64> {
+        if self.related.is_empty() {
+            return None;
+        }
+        let key = frame_key(frame);
+        let queue = self.related.get_mut(&key)?;
+        let stream = queue.pop_front();
+        if queue.is_empty() {
+            self.related.remove(&key);
+        }
+        stream.filter(|s| self.streams.contains_key(s))
+    }
+
+    /// Remove a POST stream (its requests are answered or cancelled).
+    pub(super) fn remove_stream(&mut self, stream: u64) -> Option<PostStream> {
+        let removed = self.streams.remove(&stream)?;
+        for token in &removed.tokens {
+            self.tokens.remove(token);
+        }
+        if !self.related.is_empty() {
+            self.related.retain(|_, queue| {
+                queue.retain(|s| *s != stream);
+                !queue.is_empty()
+            });
+        }
+        Some(removed)
+    }
+
+    pub(super) fn open_streams(&self) -> usize {
+        self.streams.values().filter(|s| live(&s.live)).count()
+            + usize::from(live(&self.standalone))
+    }
+}
+
+/// What a frame from the engine is, for routing.
+pub(super) enum Kind {
+    Responses(Vec<RequestId>),
+    Progress(String),
+    FromHandler,
+    Other,
+}
+
+pub(super) fn classify(frame: &[u8]) -> Kind {
+    #[derive(Deserialize)]
+    struct IdProbe {
+        id: Option<RequestId>,
+    }
+    #[derive(Deserialize)]
+    struct Probe {
+        id: Option<RequestId>,
+        method: Option<String>,
+        params: Option<ParamsProbe>,
+    }
+    #[derive(Deserialize)]
+    struct ParamsProbe {
+        #[serde(rename = "progressToken")]
+        progress_token: Option<Value>,
+    }
+    if frame.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+        let ids = serde_json::from_slice::<Vec<IdProbe>>(frame)
+            .map(|entries| entries.into_iter().filter_map(|e| e.id).collect())
+            .unwrap_or_default();
+        return Kind::Responses(ids);
+    }
+    let Ok(probe) = serde_json::from_slice::<Probe>(frame) else {
+        return Kind::Other;
+    };
+    match (probe.method.as_deref(), probe.id) {
+        (None, Some(id)) => Kind::Responses(vec![id]),
+        (Some("notifications/progress"), None) => {
+            match probe.params.and_then(|p| p.progress_token) {
+                Some(token) => Kind::Progress(token.to_string()),
+                None => Kind::Other,
+            }
+        }
+        (Some("notifications/message"), None) | (Some(_), Some(_)) => Kind::FromHandler,
+        _ => Kind::Other,
+    }
+}
+
+impl Session {
+    /// Deliver one frame from the engine to exactly one stream.
+    pub(super) fn route(&self, frame: Frame) {
+        let kind = classify(&frame);
+        let frame = Bytes::from(frame);
+        let mut routing = self.routing();
+        let related = match kind {
+            Kind::Responses(_) => None,
+            _ => routing.take_related(&frame),
+        };
+        let target = match kind {
+            Kind::Responses(ids) => {
+                let mut stream = None;
+                let mut answered = 0;
+                for id in &ids {
+                    if let Some(s) = routing.requests.remove(id) {
+                        stream = Some(s);
+                        answered += 1;
+                    }
+                }
+                let Some(stream) = stream else {
+                    tracing::debug!(session = %self.id, "a response for no request in flight dropped");
+                    return;
+                };
+                let done = routing.streams.get_mut(&stream).is_none_or(|s| {
+                    s.outstanding = s.outstanding.saturating_sub(answered);
+                    s.outstanding == 0
+                });
+                if done {
+                    let Some(s) = routing.remove_stream(stream) else {
+                        return;
+                    };
+                    // A response that is the stream's only message is answered as JSON,
+                    // which has no event id to resume from: keep it out of the store.
+                    let seq = if s.streaming {
+                        self.store.append(&self.key(stream), frame.clone())
+                    } else {
+                        0
+                    };
+                    if let Some(live) = s.live {
+                        let _ = live.try_send(Delivery::Event {
+                            seq,
+                            frame,
+                            last: true,
+                        });
+                    }
+                    return;
+                }
+                stream
+            }
+            Kind::Progress(token) => match routing.tokens.get(&token) {
+                Some(stream) => *stream,
+                None => related.unwrap_or_else(|| fallback(&routing)),
+            },
+            Kind::FromHandler => related.unwrap_or_else(|| {
+                let mut busy = routing.streams.iter().filter(|(_, s)| s.outstanding > 0);
+                match (busy.next(), busy.next()) {
+                    (Some((stream, _)), None) => *stream,
+                    _ => fallback(&routing),
+                }
+            }),
+            Kind::Other => related.unwrap_or_else(|| fallback(&routing)),
+        };
+        let seq = self.store.append(&self.key(target), frame.clone());
+        let delivery = Delivery::Event {
+            seq,
+            frame,
+            last: false,
+        };
+        let slot = if target == STANDALONE {
+            &mut routing.standalone
+        } else {
+            match routing.streams.get_mut(&target) {
+                Some(s) => {
+                    s.streaming = true;
+                    &mut s.live
+                }
+                None => return,
+            }
+        };
+        if let Some(live) = slot
+            && live.try_send(delivery).is_err()
+        {
+            // Gone or too far behind: the client may resume from the store.
+            *slot = None;
+        }
+    }
+}
+
+/// Rule 4: the GET stream if connected, else the newest connected POST stream, else the
+/// GET stream's log.
+pub(super) fn fallback(routing: &Routing) -> u64 {
+    if live(&routing.standalone) {
+        return STANDALONE;
+    }
+    routing
+        .streams
+        .iter()
+        .filter(|(_, s)| live(&s.live))
+        .map(|(n, _)| *n)
+        .max()
+        .unwrap_or(STANDALONE)
+}
+
+/// The router task: every frame the engine sends, to its stream; when the engine ends, the
+/// session's streams end.
+pub(super) async fn run_router(session: Arc<Session>, mut from_engine: mpsc::Receiver<Frame>) {
+    while let Some(frame) = from_engine.recv().await {
+        session.route(frame);
+    }
+    session.closed.cancel();
+    let mut routing = session.routing();
+    routing.streams.clear();
+    routing.related.clear();
+    routing.standalone = None;
+}

@@ -1,0 +1,208 @@
+//! One session's state: its engine's input, its activity (idle time), and its POST
+//! streams' bookkeeping (opening, abandoning, cancelling).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use axum::http::StatusCode;
+use axum::response::Response;
+use ferry_protocol::jsonrpc::ErrorObject;
+use ferry_protocol::{ProtocolVersion, RequestId};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::STREAM_QUEUE;
+use super::checks::too_many_streams;
+use super::router::{Delivery, PostStream, Routing, frame_key};
+use crate::engine::{Attachment, Frame, TransportEvent};
+use crate::http::events::{EventStore, StreamKey};
+use crate::http::owner::SessionOwner;
+use crate::http::stateless::error_response;
+
+/// One session: its engine's input, its routing and its activity.
+pub(super) struct Session {
+    pub(super) id: String,
+    pub(super) to_engine: Mutex<Option<mpsc::Sender<TransportEvent>>>,
+    pub(super) version: OnceLock<ProtocolVersion>,
+    pub(super) routing: Mutex<Routing>,
+    pub(super) store: Arc<dyn EventStore>,
+    /// Cancelled when the session ends: every stream of it ends.
+    pub(super) closed: CancellationToken,
+    /// Open HTTP exchanges (POSTs awaiting their answer, SSE streams).
+    pub(super) busy: AtomicUsize,
+    pub(super) last_active: Mutex<Instant>,
+    /// The principal that started the session, if an authentication layer named one.
+    pub(super) owner: Option<SessionOwner>,
+}
+
+/// Counts an open HTTP exchange of a session; its end is activity.
+pub(super) struct Busy(Arc<Session>);
+
+impl Busy {
+    pub(super) fn new(session: &Arc<Session>) -> Busy {
+        session.busy.fetch_add(1, Ordering::SeqCst);
+        session.touch();
+        Busy(Arc::clone(session))
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.touch();
+        self.0.busy.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Session {
+    pub(super) fn routing(&self) -> std::sync::MutexGuard<'_, Routing> {
+        self.routing.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn touch(&self) {
+        *self.last_active.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+    }
+
+    pub(super) fn expired(&self, idle: Duration) -> bool {
+        self.busy.load(Ordering::SeqCst) == 0
+            && self
+                .last_active
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .elapsed()
+                > idle
+    }
+
+    pub(super) fn version(&self) -> ProtocolVersion {
+        self.version
+            .get()
+            .copied()
+            .unwrap_or(ProtocolVersion::V2025_03_26)
+    }
+
+    pub(super) fn key(&self, stream: u64) -> StreamKey {
+        StreamKey {
+            session: self.id.clone(),
+            stream,
+        }
+    }
+
+    /// End the session: its engine's input closes, its streams end, its events go.
+    pub(super) fn close(&self) {
+        self.closed.cancel();
+        self.to_engine
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        self.store.forget_session(&self.id);
+    }
+
+    /// Close the engine's input only: its streams end when the engine does (`run_router`).
+    pub(super) fn drain(&self) {
+        self.to_engine
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+    }
+
+    /// Write a frame into the engine.
+    pub(super) async fn write(
+        &self,
+        frame: Frame,
+        attachment: Option<Attachment>,
+    ) -> Result<(), ()> {
+        let sender = self
+            .to_engine
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        match sender {
+            Some(sender) => sender
+                .send(match attachment {
+                    Some(attachment) => TransportEvent::Attached(frame, attachment),
+                    None => TransportEvent::Frame(frame),
+                })
+                .await
+                .map_err(|_| ()),
+            None => Err(()),
+        }
+    }
+
+    /// Open a POST stream for `ids`.
+    pub(super) fn open_post_stream(
+        &self,
+        ids: &[RequestId],
+        tokens: Vec<String>,
+        limit: usize,
+    ) -> Result<(u64, mpsc::Receiver<Delivery>), Response> {
+        let mut routing = self.routing();
+        if let Some(id) = ids.iter().find(|id| routing.requests.contains_key(id)) {
+            return Err(error_response(
+                StatusCode::BAD_REQUEST,
+                Some(id.clone()),
+                ErrorObject::invalid_request(format!("request id {id} is already in flight")),
+            ));
+        }
+        if routing.open_streams() >= limit {
+            return Err(too_many_streams(limit));
+        }
+        routing.next_stream += 1;
+        let stream = routing.next_stream;
+        let (tx, rx) = mpsc::channel(STREAM_QUEUE);
+        for id in ids {
+            routing.requests.insert(id.clone(), stream);
+        }
+        for token in &tokens {
+            routing.tokens.insert(token.clone(), stream);
+        }
+        routing.streams.insert(
+            stream,
+            PostStream {
+                outstanding: ids.len(),
+                tokens,
+                live: Some(tx),
+                streaming: false,
+            },
+        );
+        Ok((stream, rx))
+    }
+
+    /// Forget a POST stream whose body never reached the engine.
+    pub(super) fn abandon(&self, stream: u64) {
+        let mut routing = self.routing();
+        routing.requests.retain(|_, s| *s != stream);
+        routing.remove_stream(stream);
+    }
+
+    /// The client cancelled `id`: no response will come, so its stream may end.
+    pub(super) fn cancelled(&self, id: &RequestId) {
+        let mut routing = self.routing();
+        let Some(stream) = routing.requests.remove(id) else {
+            return;
+        };
+        let done = routing.streams.get_mut(&stream).is_some_and(|s| {
+            s.outstanding = s.outstanding.saturating_sub(1);
+            s.outstanding == 0
+        });
+        if done
+            && let Some(s) = routing.remove_stream(stream)
+            && let Some(live) = s.live
+        {
+            let _ = live.try_send(Delivery::End);
+        }
+    }
+
+    /// A request handler is about to queue `frame` while serving the client's `request`:
+    /// remember the request's stream for the frame (called on the handler's task, through
+    /// the engine's [`RelatedSink`]).
+    pub(super) fn note_related(&self, request: &RequestId, frame: &[u8]) {
+        let mut routing = self.routing();
+        if let Some(&stream) = routing.requests.get(request) {
+            routing
+                .related
+                .entry(frame_key(frame))
+                .or_default()
+                .push_back(stream);
+        }
+    }
+}
