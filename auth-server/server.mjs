@@ -11,6 +11,8 @@
 //   ferry-public        public (PKCE); authorization_code + refresh_token;
 //                       redirect URIs http://127.0.0.1/callback (any port, RFC 8252)
 // Interactive logins use oidc-provider's built-in development pages (any login name).
+// With EVENTS=1 set, token grants, registrations and login/consent pages are reported on
+// stdout as JSON lines after the ready line (the reader must then keep reading stdout).
 
 import http from 'node:http';
 import { generateKeyPair, exportJWK } from 'jose';
@@ -81,6 +83,23 @@ server.listen(Number(process.env.PORT || 0), '127.0.0.1', async () => {
     introspectionEndpointAuthMethods: ['client_secret_basic'],
   });
   provider.proxy = false;
+  if (process.env.EVENTS) {
+    // What the tests observe (one JSON line each on stdout, after the ready line): which
+    // grants the token endpoint served, which clients registered, which pages a person saw.
+    const event = (fields) => process.stdout.write(`${JSON.stringify(fields)}\n`);
+    provider.on('grant.success', (ctx) => event({
+      event: 'grant', grant_type: ctx.oidc.params.grant_type, client_id: ctx.oidc.client?.clientId,
+    }));
+    provider.on('grant.error', (ctx, err) => event({
+      event: 'grant_error', grant_type: ctx.oidc.params?.grant_type, error: err.error ?? err.message,
+    }));
+    provider.on('registration_create.success', (_ctx, client) => event({
+      event: 'registration', client_id: client.clientId,
+    }));
+    provider.on('interaction.started', (_ctx, prompt) => event({
+      event: 'interaction', prompt: prompt.name,
+    }));
+  }
   server.on('request', provider.callback());
   process.stdout.write(`${JSON.stringify({ issuer })}\n`);
 });

@@ -8,11 +8,13 @@
 //! server asks, the wire trace (`-v`) and the progress bar go to stderr.
 //!
 //! Exit codes: 0 success; 1 a JSON-RPC error, a tool result with `isError`, or the server
-//! could not be reached; 2 a usage error; 130 interrupted (Ctrl-C cancels the call in
+//! could not be reached; 2 a usage error; 3 the server refused for want of authorization
+//! (HTTP 401/403), or the authorization failed; 130 interrupted (Ctrl-C cancels the call in
 //! flight, then the connection is closed and a child server shut down).
 
 mod answers;
 mod args;
+mod auth;
 mod output;
 mod render;
 mod target;
@@ -189,6 +191,7 @@ enum Arguments {
 enum Outcome {
     Done,
     Failed,
+    Unauthorized,
     Interrupted,
 }
 
@@ -278,6 +281,7 @@ pub(crate) async fn run(command: ClientCommand) -> ExitCode {
     match outcome {
         Outcome::Done => ExitCode::SUCCESS,
         Outcome::Failed => ExitCode::FAILURE,
+        Outcome::Unauthorized => ExitCode::from(auth::EXIT_UNAUTHORIZED),
         Outcome::Interrupted => ExitCode::from(130),
     }
 }
@@ -291,6 +295,10 @@ async fn perform(
     let client = match target::connect(common, transport).await {
         Ok(client) => client,
         Err(e) => {
+            if let Some(why) = target.auth_failure(&e) {
+                output::note(&format!("ferry: authorization failed: {why}"));
+                return Outcome::Unauthorized;
+            }
             output::client_error("connecting", &e, false);
             if let Some(status) = target.child_status() {
                 output::note(&format!("ferry: {status}"));
@@ -301,10 +309,16 @@ async fn perform(
     let logs = print_logs(&client);
     let outcome = match execute(common, operation, &client).await {
         Ok(outcome) => outcome,
-        Err((what, error)) => {
-            output::client_error(&what, &error, common.json);
-            Outcome::Failed
-        }
+        Err((what, error)) => match target.auth_failure(&error) {
+            Some(why) => {
+                output::note(&format!("ferry: {what}: authorization failed: {why}"));
+                Outcome::Unauthorized
+            }
+            None => {
+                output::client_error(&what, &error, common.json);
+                Outcome::Failed
+            }
+        },
     };
     logs.abort();
     outcome

@@ -3,6 +3,7 @@
 //! server as a child process; nothing runs the reference server in this process. Also connecting the client, and closing: the child is shut down the MCP
 //! stdio way (stdin closed, then `SIGTERM`, then `SIGKILL`).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use ferry::client::{Client, ClientError};
@@ -12,6 +13,7 @@ use ferry::engine::{
 use ferry::http_client::{HttpClientConfig, HttpConnection};
 use tokio::task::JoinHandle;
 
+use super::auth::Gate;
 use super::{Common, answers, output, trace};
 
 /// Frames of the in-process pair and of the child's pipes.
@@ -32,6 +34,8 @@ pub(crate) struct Target {
     child: Option<ChildProcess>,
     /// The HTTP connection (closed with a DELETE of its session).
     http: Option<HttpConnection>,
+    /// The HTTP requests' auth hook (what refused them, if anything did).
+    gate: Option<Arc<Gate>>,
     /// The in-process reference server.
     _server: Option<EngineHandle>,
     relay: Option<JoinHandle<()>>,
@@ -40,6 +44,7 @@ pub(crate) struct Target {
 /// Start the target named by `common` and return the client's transport.
 pub(crate) fn start(common: &Common) -> Result<(Target, Transport), String> {
     let mut http = None;
+    let mut gate = None;
     let (transport, child, server) = match common.server.split_first() {
         _ if common.url.is_some() => {
             let url = common.url.as_deref().unwrap_or_default();
@@ -47,6 +52,18 @@ pub(crate) fn start(common: &Common) -> Result<(Target, Transport), String> {
             for (name, value) in &common.headers {
                 config = config.header(name, value)?;
             }
+            let given = common
+                .headers
+                .iter()
+                .any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
+            let off = if given {
+                "the Authorization header given with --header was refused"
+            } else {
+                "no credentials were given: --header 'Authorization: Bearer TOKEN'"
+            };
+            let hook = Arc::new(Gate::new(None, Some(off)));
+            config = config.auth(hook.clone());
+            gate = Some(hook);
             let (transport, connection) =
                 ferry::http_client::connect(url, config).map_err(|e| e.to_string())?;
             http = Some(connection);
@@ -80,6 +97,7 @@ pub(crate) fn start(common: &Common) -> Result<(Target, Transport), String> {
     let target = Target {
         child,
         http,
+        gate,
         _server: server,
         relay,
     };
@@ -123,6 +141,11 @@ impl Target {
             Ok(Some(status)) => Some(format!("the server process exited ({status})")),
             _ => None,
         }
+    }
+
+    /// Whether `error` is a failure of authorization, and then what to say about it.
+    pub(crate) fn auth_failure(&self, error: &ClientError) -> Option<String> {
+        self.gate.as_ref()?.failure(error)
     }
 
     /// Close the connection (the client must be dropped already): let the trace relay pass

@@ -205,7 +205,11 @@ fn json_answer(
             },
         ));
     };
-    let is_response = object.contains_key("result") || object.contains_key("error");
+    // Not every JSON body with an `error` is JSON-RPC: an OAuth resource server's 401 says
+    // `{"error":"invalid_token"}`, which must fail the request with its status (the engine
+    // would drop it as an invalid response, and the request would wait for its timeout).
+    let is_response = object.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+        && (object.contains_key("result") || object.contains_key("error"));
     if !is_response {
         return Err(Failure::status(
             status,
@@ -266,5 +270,16 @@ mod tests {
             "the server answered HTTP 502 Bad Gateway: <h1>oops</h1>"
         );
         assert!(json_answer(Vec::new(), &id, StatusCode::OK, "text/plain").is_err());
+        let oauth = json_answer(
+            br#"{"error":"invalid_token"}"#.to_vec(),
+            &id,
+            StatusCode::UNAUTHORIZED,
+            "application/json",
+        )
+        .unwrap_err();
+        assert_eq!(
+            oauth.message,
+            r#"the server answered HTTP 401 Unauthorized without a JSON-RPC response: {"error":"invalid_token"}"#
+        );
     }
 }
