@@ -20,6 +20,7 @@ mod client;
 mod reference;
 mod serve;
 mod serve_auth;
+mod stderr;
 
 /// Ferry: the Model Context Protocol, both ends, every revision.
 #[derive(Parser)]
@@ -44,9 +45,12 @@ enum Command {
 
 fn main() -> ExitCode {
     // Logs go to stderr (stdout carries only protocol messages), filtered by FERRY_LOG;
-    // events inside handlers also reach their client, at the level the client chose.
+    // events inside handlers also reach their client, at the level the client chose. A
+    // write that fails (stderr gone) is dropped: the layer's report of a failed write must
+    // stay off, as it is an `eprintln!`, which panics when stderr fails (see `stderr`).
     let stderr = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
+        .log_internal_errors(false)
         .with_filter(
             tracing_subscriber::EnvFilter::try_from_env("FERRY_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
@@ -61,7 +65,7 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("ferry: cannot start the runtime: {e}");
+            stderr::note!("ferry: cannot start the runtime: {e}");
             return ExitCode::FAILURE;
         }
     };

@@ -10,6 +10,7 @@ use clap::Args;
 
 use crate::reference;
 use crate::serve_auth::AuthArgs;
+use crate::stderr::note;
 
 /// Options of `ferry serve`.
 #[derive(Args, Debug)]
@@ -51,7 +52,7 @@ pub(crate) async fn run(args: ServeArgs) -> ExitCode {
         return match server.serve_stdio().await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("ferry serve: {e}");
+                note!("ferry serve: {e}");
                 ExitCode::FAILURE
             }
         };
@@ -59,20 +60,18 @@ pub(crate) async fn run(args: ServeArgs) -> ExitCode {
     let addr = match address(&spec) {
         Ok(addr) => addr,
         Err(e) => {
-            eprintln!("ferry serve: {e}");
+            note!("ferry serve: {e}");
             return ExitCode::from(2);
         }
     };
     if !addr.ip().is_loopback() && !args.public {
-        eprintln!(
-            "ferry serve: {addr} is not a loopback address; pass --public to serve other hosts"
-        );
+        note!("ferry serve: {addr} is not a loopback address; pass --public to serve other hosts");
         return ExitCode::from(2);
     }
     let listener = match tokio::net::TcpListener::bind(addr).await {
         Ok(listener) => listener,
         Err(e) => {
-            eprintln!("ferry serve: cannot listen on {addr}: {e}");
+            note!("ferry serve: cannot listen on {addr}: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -87,13 +86,13 @@ pub(crate) async fn run(args: ServeArgs) -> ExitCode {
         ..Default::default()
     };
     let endpoint = format!("http://{bound}{}", config.endpoint);
-    eprintln!("ferry serve: MCP on {endpoint}");
+    note!("ferry serve: MCP on {endpoint}");
     if let Some(sse) = &config.legacy_sse {
-        eprintln!("ferry serve: 2024-11-05 HTTP+SSE on http://{bound}{sse}");
+        note!("ferry serve: 2024-11-05 HTTP+SSE on http://{bound}{sse}");
     }
     match args.auth.resource_server(&endpoint) {
         Ok(Some(auth)) => {
-            eprintln!(
+            note!(
                 "ferry serve: bearer tokens for {} required; metadata at {}",
                 auth.resource(),
                 auth.metadata_url()
@@ -102,7 +101,7 @@ pub(crate) async fn run(args: ServeArgs) -> ExitCode {
         }
         Ok(None) => {}
         Err(e) => {
-            eprintln!("ferry serve: {e}");
+            note!("ferry serve: {e}");
             return ExitCode::from(2);
         }
     }
@@ -110,7 +109,7 @@ pub(crate) async fn run(args: ServeArgs) -> ExitCode {
         served = ferry::http::serve(server, listener, config) => match served {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("ferry serve: {e}");
+                note!("ferry serve: {e}");
                 ExitCode::FAILURE
             }
         },
