@@ -10,6 +10,7 @@ use reqwest::{Response, StatusCode};
 use serde_json::Value;
 
 use super::outgoing::{Outgoing, read_tools};
+use super::restore::Restorable;
 use super::shared::{Failure, SESSION_ID, SessionState, Shared, body, media_type};
 use super::{legacy, session, sse};
 
@@ -129,6 +130,14 @@ async fn answer(
         let bytes = body(response, shared.config.max_message_bytes).await?;
         json_answer(bytes, id, status, &kind)?
     };
+    if Restorable::tracks(message.method()) && message.stateless_version().is_none() {
+        let accepted =
+            serde_json::from_slice::<Value>(&frame).is_ok_and(|v| v.get("result").is_some());
+        if accepted {
+            shared.state().restorable.accepted(message);
+        }
+        return Ok(frame);
+    }
     let value: Option<Value> = match message.method() {
         "initialize" | "tools/list" => serde_json::from_slice(&frame).ok(),
         _ => None,
@@ -148,6 +157,7 @@ async fn answer(
             .map(str::to_owned);
         state_now.initialize = Some(message.body.clone());
         state_now.generation = state.generation + 1;
+        state_now.restorable = Default::default();
         return Ok(frame);
     }
     // tools/list: learn each tool's headers and hints; a stateless-era list loses the

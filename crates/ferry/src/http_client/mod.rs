@@ -25,8 +25,9 @@
 //!   `notifications/initialized` (405: none offered), reconnected with `Last-Event-ID`
 //!   after the server's `retry`; a POST's SSE stream cut before its response is resumed
 //!   the same way (a GET with `Last-Event-ID`); on 404 a new session is started
-//!   transparently and safe requests are sent again (see `session.rs`); the session is
-//!   DELETEd on close.
+//!   transparently, told again what the caller had set on the old one (resource
+//!   subscriptions, the log level: see `restore.rs`), its GET stream opened, and safe
+//!   requests are sent again (see `session.rs`); the session is DELETEd on close.
 //! - **2024-11-05**: when `initialize` is refused with a 4xx, a GET expecting an
 //!   `endpoint` event (see `legacy.rs`).
 //!
@@ -57,6 +58,7 @@ mod legacy;
 #[cfg(feature = "http-client-oauth")]
 pub mod oauth;
 mod outgoing;
+mod restore;
 mod session;
 mod shared;
 mod sse;

@@ -9,8 +9,9 @@
 //! sends the failed request again when that is safe: every request but `tools/call`, and
 //! `tools/call` of a tool whose `tools/list` entry says `readOnlyHint` or `idempotentHint`
 //! (the protocol's only signal that a second call does no harm). Other calls are answered
-//! with an error saying so. What the old session held on the server — resource
-//! subscriptions, the log level — is not replayed.
+//! with an error saying so. Before that, the new session is told what the caller had set
+//! on the old one — the log level, resource subscriptions (`restore.rs`) — and its GET
+//! stream is opened, so updates flow as before.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -83,9 +84,13 @@ async fn standalone(shared: Arc<Shared>, generation: u64) {
                 return;
             }
             Ok(response) if response.status() == StatusCode::NOT_FOUND => {
-                if let Err(e) = reinitialize(&shared, generation).await {
-                    tracing::warn!("the session expired and could not be renewed: {e}");
-                }
+                // On a task of its own: the new session's GET stream replaces this task
+                // (aborting it) before the session's state is restored.
+                tokio::spawn(async move {
+                    if let Err(e) = reinitialize(&shared, generation).await {
+                        tracing::warn!("the session expired and could not be renewed: {e}");
+                    }
+                });
                 return;
             }
             Ok(response)
@@ -192,7 +197,10 @@ pub(crate) async fn reinitialize(
             ));
         }
     }
+    // The GET stream first, so that updates of the subscriptions restored next have
+    // a stream to take.
     open_standalone(shared);
+    super::restore::replay(shared, &state).await;
     Ok(())
 }
 

@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::config::{AuthChallenge, HttpClientConfig};
 use super::outgoing::ToolInfo;
+use super::restore::Restorable;
 use crate::engine::TransportEvent;
 
 /// `MCP-Session-Id`.
@@ -41,6 +42,8 @@ pub(crate) struct SessionState {
     pub(crate) legacy: Option<Url>,
     /// Counts (re)initializations, so concurrent failures re-initialize once.
     pub(crate) generation: u64,
+    /// What the caller set on the session (subscriptions, log level), for a new one.
+    pub(crate) restorable: Restorable,
 }
 
 impl SessionState {
