@@ -123,6 +123,17 @@ fn ferry_serve_over_http_passes_every_revision() {
         "http.invalid-protocol-version-400",
         "http.header-mismatch-400",
         "http.unknown-method-404",
+        "http.mcp-method-mismatch-400",
+        "http.mcp-method-missing-400",
+        "http.mcp-name-mismatch-400",
+        "http.unsupported-version-400",
+        "http.get-delete-405",
+        "http.post-accept-406",
+        "http.get-accept-406",
+        "http.missing-session-400",
+        "http.resumability",
+        "http.resume-same-stream",
+        "http.https-unless-loopback",
         "jsonrpc.invalid-request",
         "shapes.call-tool",
     ] {
@@ -158,6 +169,68 @@ fn a_broken_server_is_reported_with_the_musts_it_breaks() {
     );
     // What it gets right passes.
     for id in ["ping.answered-empty", "jsonrpc.parse-error"] {
+        assert!(
+            report
+                .lines()
+                .any(|l| l.starts_with("  pass") && l.contains(id)),
+            "{id}:\n{report}"
+        );
+    }
+}
+
+/// A server started by a test, killed when dropped.
+struct Peer(std::process::Child);
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_broken_http_server_is_reported_with_the_rules_it_breaks() {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut child = Command::new("node")
+        .arg("tests/check_peers/broken_http_server.js")
+        .current_dir(&here)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("node runs the broken HTTP server");
+    let mut url = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut url)
+        .expect("the URL");
+    let _peer = Peer(child);
+    let output = check(&[url.trim()], &here);
+    let report = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{report}");
+    let failed = failures(&report);
+    for (level, id) in [
+        ("MUST", "http.origin-403"),
+        ("MUST", "http.unknown-session-404"),
+        ("MUST", "http.delete-ends-session"),
+        ("MUST", "http.resume-same-stream"),
+        ("SHOULD", "http.resumability"),
+        ("SHOULD", "http.post-accept-406"),
+    ] {
+        assert!(
+            failed.contains(&(level.into(), id.into())),
+            "{level} {id} not failed:\n{report}"
+        );
+    }
+    // The evidence: what was cut, what came again.
+    assert!(
+        report.contains("cut after event \"e1\", then GET with Last-Event-ID \"e1\"")
+            && report.contains("repeated a message from before the cut"),
+        "{report}"
+    );
+    // What it gets right passes.
+    for id in [
+        "http.missing-session-400",
+        "http.get-sse-or-405",
+        "http.notification-202",
+    ] {
         assert!(
             report
                 .lines()

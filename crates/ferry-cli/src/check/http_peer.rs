@@ -4,13 +4,14 @@
 //! connection's incoming queue as it arrives. Each exchange's status and headers are kept
 //! for the HTTP checks.
 
+use std::pin::Pin;
 use std::time::Duration;
 
-use futures_util::StreamExt as _;
+use futures_util::{Stream, StreamExt as _};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
-use sse_stream::SseStream;
+use sse_stream::{Sse, SseStream};
 use tokio::sync::mpsc;
 
 use super::target::Received;
@@ -179,6 +180,23 @@ impl HttpPeer {
         body: Option<&str>,
         bare: bool,
     ) -> Result<(StatusCode, HeaderMap, String), String> {
+        let (status, headers, reply) = self.open(method, headers, body, bare).await?;
+        let text = match reply {
+            Opened::Body(text) => text,
+            Opened::Events(_) => String::new(),
+        };
+        Ok((status, headers, text))
+    }
+
+    /// Like [`HttpPeer::raw`], but an event stream is handed over to be read event by event
+    /// (dropping it hangs up).
+    pub(crate) async fn open(
+        &self,
+        method: Method,
+        headers: &[(&str, &str)],
+        body: Option<&str>,
+        bare: bool,
+    ) -> Result<(StatusCode, HeaderMap, Opened), String> {
         let mut request = self.client.request(method.clone(), &self.url);
         if !bare {
             if let Some(session) = &self.session {
@@ -202,16 +220,42 @@ impl HttpPeer {
             .map_err(|e| format!("{method} {}: {e}", self.url))?;
         let status = response.status();
         let headers = response.headers().clone();
-        let text = if content_type(&headers).starts_with("text/event-stream") {
-            String::new()
-        } else {
-            tokio::time::timeout(Duration::from_secs(10), response.text())
-                .await
-                .ok()
-                .and_then(Result::ok)
-                .unwrap_or_default()
-        };
-        Ok((status, headers, text))
+        if content_type(&headers).starts_with("text/event-stream") {
+            let events = Events {
+                stream: Box::pin(SseStream::from_bytes_stream(response.bytes_stream())),
+            };
+            return Ok((status, headers, Opened::Events(events)));
+        }
+        let text = tokio::time::timeout(self.timeout, response.text())
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_default();
+        Ok((status, headers, Opened::Body(text)))
+    }
+}
+
+/// What a response of [`HttpPeer::open`] carries.
+pub(crate) enum Opened {
+    /// A body, read whole (empty when it could not be read in time).
+    Body(String),
+    /// An event stream, unread.
+    Events(Events),
+}
+
+/// The events of an SSE response, read one at a time.
+pub(crate) struct Events {
+    stream: Pin<Box<dyn Stream<Item = Result<Sse, sse_stream::Error>> + Send>>,
+}
+
+impl Events {
+    /// The next event, waiting at most `within`; `None` when the stream ended, failed or
+    /// stayed silent.
+    pub(crate) async fn next(&mut self, within: Duration) -> Option<Sse> {
+        match tokio::time::timeout(within, self.stream.next()).await {
+            Ok(Some(Ok(event))) => Some(event),
+            _ => None,
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 //! requirement, under every revision the server offers.
 //!
 //! The target is a stdio command (`ferry check -- node server.js`) or a Streamable HTTP
-//! endpoint (`ferry check http://127.0.0.1:8000/mcp`; plain http). For each revision
+//! endpoint (`ferry check http://127.0.0.1:8000/mcp`, or https). For each revision
 //! (or the one given with `--revision`) the checker opens a fresh connection, negotiates
 //! the revision (`initialize`, or `server/discover` in the stateless era; a server that
 //! offers another revision instead does not offer this one), then checks, with raw
@@ -26,6 +26,8 @@ mod capabilities;
 mod generate;
 mod http;
 mod http_peer;
+mod http_resume;
+mod http_session;
 mod jsonrpc;
 mod lifecycle;
 mod model;
@@ -35,6 +37,7 @@ mod report;
 mod schema;
 mod shapes;
 mod stateless;
+mod stateless_http;
 mod stdio;
 mod target;
 mod utilities;
@@ -55,7 +58,7 @@ use target::{Target, Timing};
 /// `ferry check`.
 #[derive(Args)]
 pub(crate) struct CheckArgs {
-    /// The server's Streamable HTTP endpoint (http://...); or give a stdio command after `--`.
+    /// The server's Streamable HTTP endpoint (http:// or https://); or give a stdio command after `--`.
     #[arg(
         value_name = "URL",
         required_unless_present = "server",
@@ -105,9 +108,11 @@ pub(crate) async fn run(args: CheckArgs) -> ExitCode {
         return ExitCode::from(2);
     };
     let target = match (&args.url, args.server.split_first()) {
-        (Some(url), None) if url.starts_with("http://") => Target::Http { url: url.clone() },
+        (Some(url), None) if url.starts_with("http://") || url.starts_with("https://") => {
+            Target::Http { url: url.clone() }
+        }
         (Some(url), None) => {
-            eprintln!("ferry check: {url:?} is not an http:// URL (https is not supported)");
+            eprintln!("ferry check: {url:?} is not an http:// or https:// URL");
             return ExitCode::from(2);
         }
         (None, Some((program, rest))) => Target::Stdio {
@@ -227,6 +232,7 @@ async fn check(
             progress_tokens: Vec::new(),
             level_set_at: None,
             slow_tool: None,
+            resumable_call: None,
             cancel_in_flight,
         };
         run_checks(&mut probe).await;

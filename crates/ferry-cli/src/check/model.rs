@@ -34,6 +34,8 @@ pub(crate) struct Requirement {
     pub(crate) level: Level,
     /// What the server is expected to do.
     pub(crate) title: &'static str,
+    /// Where the spec says so (`page#anchor` of the revision's docs), when given.
+    pub(crate) spec: &'static str,
 }
 
 /// The spec sections of the report, in report order.
@@ -156,15 +158,20 @@ impl Findings {
     }
 }
 
-/// Declare requirements as `static`s: `requirement!(NAME, "id", Section, Must, "title");`.
+/// Declare requirements as `static`s: `requirement!(NAME, "id", Section, Must, "title");`,
+/// optionally followed by the spec reference: `..., "title", "basic/transports#sessions");`.
 macro_rules! requirement {
     ($name:ident, $id:literal, $section:ident, $level:ident, $title:literal) => {
+        $crate::check::model::requirement!($name, $id, $section, $level, $title, "");
+    };
+    ($name:ident, $id:literal, $section:ident, $level:ident, $title:literal, $spec:literal) => {
         pub(crate) static $name: $crate::check::model::Requirement =
             $crate::check::model::Requirement {
                 id: $id,
                 section: $crate::check::model::Section::$section,
                 level: $crate::check::model::Level::$level,
                 title: $title,
+                spec: $spec,
             };
     };
 }

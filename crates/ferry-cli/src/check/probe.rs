@@ -37,6 +37,9 @@ pub(crate) struct Probe<'a> {
     /// A tool that took a while and reported progress meanwhile (name, arguments, how
     /// long it took): the in-flight cancellation check uses it.
     pub(crate) slow_tool: Option<(String, Value, std::time::Duration)>,
+    /// A tool call that reported progress before its result (name, arguments, how many
+    /// progress notifications it sent): the resumability check cuts its stream.
+    pub(crate) resumable_call: Option<(String, Value, usize)>,
     /// Whether to check cancellation in flight (once per run: it waits for a slow tool).
     pub(crate) cancel_in_flight: bool,
 }

@@ -173,11 +173,16 @@ async fn call_tool(probe: &mut Probe<'_>, tool: &Value) {
         )
         .await;
     tracing::debug!(tool = name, elapsed = ?started.elapsed(), "ferry check: tools/call");
-    let reported = probe
+    let progress = probe
         .conn
         .notifications
         .iter()
-        .any(|n| n.pointer("/params/progressToken") == Some(&token));
+        .filter(|n| n.pointer("/params/progressToken") == Some(&token))
+        .count();
+    let reported = progress > 0;
+    if reported && probe.resumable_call.is_none() {
+        probe.resumable_call = Some((name.to_owned(), arguments.clone(), progress));
+    }
     if started.elapsed() >= SLOW && reported && probe.slow_tool.is_none() {
         probe.slow_tool = Some((name.to_owned(), arguments, started.elapsed()));
     }
