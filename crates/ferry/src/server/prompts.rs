@@ -168,8 +168,8 @@ pub(crate) async fn get(
     arguments: BTreeMap<String, String>,
     cx: Context,
 ) -> HandlerResult {
-    let entry = server.inner.prompts.snapshot().entries.get(name).cloned();
-    let Some(entry) = entry else {
+    let snapshot = server.inner.prompts.snapshot();
+    let Some(entry) = snapshot.entries.get(name) else {
         return Err(ErrorObject::invalid_params(format!(
             "unknown prompt {name:?}"
         )));

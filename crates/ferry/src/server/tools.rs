@@ -227,14 +227,13 @@ pub(crate) async fn call(
     params: CallToolRequestParams,
     cx: Context,
 ) -> HandlerResult {
-    let entry = server
+    // Only the handler is needed: cloning the whole entry would deep-copy the tool's
+    // description and schemas on every call.
+    let run = server
         .inner
         .tools
-        .snapshot()
-        .entries
-        .get(&params.name)
-        .cloned();
-    let Some(entry) = entry else {
+        .read(|tools| tools.get(&params.name).map(|entry| Arc::clone(&entry.run)));
+    let Some(run) = run else {
         return Err(ErrorObject::invalid_params(format!(
             "unknown tool {:?}",
             params.name
@@ -245,7 +244,7 @@ pub(crate) async fn call(
         server,
         call,
         rounds.as_ref(),
-        scoped(cx.clone(), (entry.run)(params.arguments, cx)),
+        scoped(cx.clone(), run(params.arguments, cx)),
     )
     .await
     {
