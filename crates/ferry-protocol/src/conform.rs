@@ -77,6 +77,12 @@ impl<T: Conform> Conform for Option<T> {
     }
 }
 
+impl<T: Conform> Conform for Box<T> {
+    fn conform(&mut self, v: ProtocolVersion) -> Result<(), NotInRevision> {
+        (**self).conform(v)
+    }
+}
+
 impl<T: Conform> Conform for Vec<T> {
     fn conform(&mut self, v: ProtocolVersion) -> Result<(), NotInRevision> {
         self.iter_mut().try_for_each(|item| item.conform(v))

@@ -58,20 +58,21 @@ pub struct RequestMeta {
         skip_serializing_if = "Option::is_none"
     )]
     pub protocol_version: Option<String>,
-    /// `io.modelcontextprotocol/clientCapabilities` (2026-07-28).
+    /// `io.modelcontextprotocol/clientCapabilities` (2026-07-28). Boxed, as is `client_info`:
+    /// they are rare and large, and every request and handler context carries a `_meta`.
     #[serde(
         rename = "io.modelcontextprotocol/clientCapabilities",
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub client_capabilities: Option<ClientCapabilities>,
+    pub client_capabilities: Option<Box<ClientCapabilities>>,
     /// `io.modelcontextprotocol/clientInfo` (2026-07-28).
     #[serde(
         rename = "io.modelcontextprotocol/clientInfo",
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub client_info: Option<Implementation>,
+    pub client_info: Option<Box<Implementation>>,
     /// `io.modelcontextprotocol/logLevel` (2026-07-28).
     #[serde(
         rename = "io.modelcontextprotocol/logLevel",

@@ -312,7 +312,13 @@ impl Session {
             Some(self.state().log_level.unwrap_or(LoggingLevel::Debug))
         };
         let client_capabilities = if stateless {
-            Arc::new(call.meta.client_capabilities.clone().unwrap_or_default())
+            Arc::new(
+                call.meta
+                    .client_capabilities
+                    .as_deref()
+                    .cloned()
+                    .unwrap_or_default(),
+            )
         } else {
             Arc::clone(&self.state().client_capabilities)
         };

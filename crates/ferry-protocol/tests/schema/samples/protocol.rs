@@ -129,8 +129,8 @@ fn request_meta_full() -> RequestMeta {
     RequestMeta {
         progress_token: Some(ProgressToken::String("discover-1".into())),
         protocol_version: Some("2026-07-28".into()),
-        client_capabilities: Some(client_capabilities_full()),
-        client_info: Some(implementation_full("example-client")),
+        client_capabilities: Some(Box::new(client_capabilities_full())),
+        client_info: Some(Box::new(implementation_full("example-client"))),
         log_level: Some(LoggingLevel::Info),
         related_task: None,
         other: trace_context(),

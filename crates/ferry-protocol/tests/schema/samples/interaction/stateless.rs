@@ -391,7 +391,7 @@ fn round_trips() -> Vec<Sample> {
                 request_state: Some("eyJzdGVwIjoxfQ".into()),
                 meta: Some(RequestMeta {
                     protocol_version: Some("2026-07-28".into()),
-                    client_capabilities: Some(ClientCapabilities::default()),
+                    client_capabilities: Some(Box::default()),
                     ..Default::default()
                 }),
             },
