@@ -18,21 +18,47 @@ use std::fmt::Write as _;
 use std::future::Future;
 
 use ferry_protocol::types::{LoggingLevel, LoggingMessageNotificationParams};
+use futures_util::future::Either;
 use serde_json::{Map, Value};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::layer::{Context as LayerContext, Layer};
 
 use super::context::Context;
+use crate::engine::Peer;
 
-tokio::task_local! {
-    /// The request a handler runs for, seen by the layer.
-    static CURRENT: Context;
+/// Where a handler's events go: the client of its request, and the least severe level
+/// that client wants.
+pub(crate) struct LogTarget {
+    level: LoggingLevel,
+    peer: Peer,
 }
 
-/// Run `handler` with `cx` as the request the layer reports to.
-pub(crate) fn scoped<F: Future>(cx: Context, handler: F) -> impl Future<Output = F::Output> {
-    CURRENT.scope(cx, handler)
+impl LogTarget {
+    /// The target of a request's handler; `None` when its client wants no log messages
+    /// (then the handler runs unscoped: the layer would send nothing).
+    pub(crate) fn of(cx: &Context) -> Option<LogTarget> {
+        cx.log_level.map(|level| LogTarget {
+            level,
+            peer: cx.peer.clone(),
+        })
+    }
+}
+
+tokio::task_local! {
+    /// The client a running handler's events go to, seen by the layer.
+    static CURRENT: LogTarget;
+}
+
+/// Run `handler` with `target` as where the layer reports its events.
+pub(crate) fn scoped<F: Future>(
+    target: Option<LogTarget>,
+    handler: F,
+) -> impl Future<Output = F::Output> {
+    match target {
+        Some(target) => Either::Left(CURRENT.scope(target, handler)),
+        None => Either::Right(handler),
+    }
 }
 
 /// Forwards `tracing` events inside server handlers to their clients (see the module
@@ -102,9 +128,9 @@ impl Visit for Fields {
 
 impl<S: Subscriber> Layer<S> for ClientLogLayer {
     fn on_event(&self, event: &Event<'_>, _: LayerContext<'_, S>) {
-        let _ = CURRENT.try_with(|cx| {
+        let _ = CURRENT.try_with(|target| {
             let level = level(event.metadata().level());
-            if !cx.wants_log(level) {
+            if level < target.level {
                 return;
             }
             let mut fields = Fields::default();
@@ -123,7 +149,7 @@ impl<S: Subscriber> Layer<S> for ClientLogLayer {
                 data,
                 meta: None,
             };
-            cx.peer.try_notify("notifications/message", &params);
+            target.peer.try_notify("notifications/message", &params);
         });
     }
 }

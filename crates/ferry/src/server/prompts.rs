@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use super::builder::Server;
 use super::context::Context;
 use super::extract::HandlerFn;
-use super::log_layer::scoped;
+use super::log_layer::{LogTarget, scoped};
 use super::mrtr::{drive, missing_capability};
 use super::pagination::page;
 use super::reply::{Call, reply};
@@ -189,7 +189,7 @@ pub(crate) async fn get(
         server,
         call,
         rounds.as_ref(),
-        scoped(cx.clone(), (entry.get)(arguments, cx)),
+        scoped(LogTarget::of(&cx), (entry.get)(arguments, cx)),
     )
     .await
     {

@@ -14,7 +14,7 @@ use indexmap::IndexMap;
 
 use super::builder::Server;
 use super::context::Context;
-use super::log_layer::scoped;
+use super::log_layer::{LogTarget, scoped};
 use super::mrtr::{drive, missing_capability};
 use super::pagination::page;
 use super::reply::{Call, reply};
@@ -166,7 +166,7 @@ pub(crate) async fn read(server: &Server, call: &Call, uri: String, cx: Context)
         server,
         call,
         rounds.as_ref(),
-        scoped(cx.clone(), read(uri, vars, cx)),
+        scoped(LogTarget::of(&cx), read(uri, vars, cx)),
     )
     .await
     {

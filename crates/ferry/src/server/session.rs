@@ -414,16 +414,33 @@ fn request_meta(request: &ClientRequest) -> Option<&RequestMeta> {
     }
 }
 
-impl Handler for Session {
-    async fn request(&self, request: Request, cx: RequestContext) -> HandlerResult {
+/// A request after routing: answered at once, a tool call, or another handler to await.
+enum Routed<'a, T> {
+    Answered(HandlerResult),
+    Tool(T),
+    Later(BoxFuture<'a, HandlerResult>),
+}
+
+type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+impl Session {
+    /// Everything a request needs before its handler runs, done synchronously: the future
+    /// the engine keeps per in-flight request then holds only the handler's own state, not
+    /// the parsed request, the call and the context besides (which made it kilobytes,
+    /// copied as it moved).
+    fn route(
+        &self,
+        request: Request,
+        cx: RequestContext,
+    ) -> Result<Routed<'_, impl Future<Output = HandlerResult> + Send + '_>, ErrorObject> {
         self.server.inner.counters.request();
         let parsed = ClientRequest::parse(&request.method, request.params.as_deref())?;
         if let ClientRequest::Initialize(params) = &parsed {
-            return self.initialize(params);
+            return Ok(Routed::Answered(self.initialize(params)));
         }
         let call = self.resolve(&parsed)?;
         let server = &self.server;
-        match parsed {
+        let answered = match parsed {
             ClientRequest::Ping(_) => self.empty(&call),
             ClientRequest::Discover(_) => self.discover(&call),
             ClientRequest::ListTools(p) => tools::list(server, &call, p.cursor.as_deref()),
@@ -440,10 +457,17 @@ impl Handler for Session {
                 )?;
                 let cx = self.context(&call, cx, "tools/call", rounds);
                 if let Some(task) = params.task.take().filter(|_| tasks::offered(server, &call)) {
-                    return tasks::start(server, &call, &self.tasks, params, task, cx);
+                    return Ok(Routed::Answered(tasks::start(
+                        server,
+                        &call,
+                        &self.tasks,
+                        params,
+                        task,
+                        cx,
+                    )));
                 }
                 tasks::refuse_if_required(server, &call, &params)?;
-                tools::call(server, &call, params, cx).await
+                return Ok(Routed::Tool(tools::call(server, call, params, cx)?));
             }
             ClientRequest::ListResources(p) => resources::list(server, &call, p.cursor.as_deref()),
             ClientRequest::ListResourceTemplates(p) => {
@@ -458,7 +482,9 @@ impl Handler for Session {
                     params.input_responses.take(),
                 )?;
                 let cx = self.context(&call, cx, "resources/read", rounds);
-                resources::read(server, &call, params.uri, cx).await
+                return Ok(Routed::Later(Box::pin(async move {
+                    resources::read(server, &call, params.uri, cx).await
+                })));
             }
             ClientRequest::Subscribe(p) => self.subscribe(&call, p.uri, true),
             ClientRequest::Unsubscribe(p) => self.subscribe(&call, p.uri, false),
@@ -476,26 +502,47 @@ impl Handler for Session {
                 )?;
                 let cx = self.context(&call, cx, "prompts/get", rounds);
                 let arguments = params.arguments.unwrap_or_default();
-                prompts::get(server, &call, &params.name, arguments, cx).await
+                return Ok(Routed::Later(Box::pin(async move {
+                    prompts::get(server, &call, &params.name, arguments, cx).await
+                })));
             }
             ClientRequest::Complete(params) => {
                 let cx = self.context(&call, cx, "completion/complete", None);
-                completion::complete(server, &call, params, cx).await
+                return Ok(Routed::Later(Box::pin(async move {
+                    completion::complete(server, &call, params, cx).await
+                })));
             }
             ClientRequest::GetTask(p) => tasks::get(server, &call, &self.tasks, &p.task_id),
-            ClientRequest::GetTaskPayload(p) => tasks::result(&self.tasks, &p.task_id).await,
+            ClientRequest::GetTaskPayload(p) => {
+                return Ok(Routed::Later(Box::pin(async move {
+                    tasks::result(&self.tasks, &p.task_id).await
+                })));
+            }
             ClientRequest::ListTasks(p) => {
                 tasks::list(server, &call, &self.tasks, p.cursor.as_deref())
             }
             ClientRequest::CancelTask(p) => tasks::cancel(server, &call, &self.tasks, &p.task_id),
             ClientRequest::SubscriptionsListen(params) => {
-                listen::listen(server, &call, params, cx).await
+                return Ok(Routed::Later(Box::pin(async move {
+                    listen::listen(server, &call, params, cx).await
+                })));
             }
             ClientRequest::SetLevel(params) => {
                 self.state().log_level = Some(params.level);
                 self.empty(&call)
             }
             other => Err(ErrorObject::method_not_found(other.method())),
+        };
+        Ok(Routed::Answered(answered))
+    }
+}
+
+impl Handler for Session {
+    async fn request(&self, request: Request, cx: RequestContext) -> HandlerResult {
+        match self.route(request, cx)? {
+            Routed::Answered(result) => result,
+            Routed::Tool(call) => call.await,
+            Routed::Later(later) => later.await,
         }
     }
 

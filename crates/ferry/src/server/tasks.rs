@@ -266,9 +266,12 @@ pub(crate) fn start(
     };
     let peer = cx.peer.clone();
     tokio::spawn(async move {
-        let outcome = tokio::select! {
-            () = cancel.cancelled() => None,
-            outcome = tools::call(&server_for_task, &call_for_task, params, cx) => Some(outcome),
+        let outcome = match tools::call(&server_for_task, call_for_task, params, cx) {
+            Err(error) => Some(Err(error)),
+            Ok(running) => tokio::select! {
+                () = cancel.cancelled() => None,
+                outcome = running => Some(outcome),
+            },
         };
         let task = finish(&entry, outcome);
         let params = TaskStatusNotificationParams { task, meta: None };

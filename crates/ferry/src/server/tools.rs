@@ -15,7 +15,7 @@ use serde::Serialize;
 use super::builder::Server;
 use super::context::Context;
 use super::extract::HandlerFn;
-use super::log_layer::scoped;
+use super::log_layer::{LogTarget, scoped};
 use super::mrtr::{drive, missing_capability};
 use super::pagination::page;
 use super::reply::{Call, reply};
@@ -221,12 +221,15 @@ pub(crate) fn list(server: &Server, call: &Call, cursor: Option<&str>) -> Handle
 
 /// `tools/call`: an unknown tool -> `-32602`; invalid arguments -> the error the
 /// revision prescribes; a failing tool -> an `isError` result.
-pub(crate) async fn call(
+///
+/// The lookup is done at once and the returned future holds only what the running tool
+/// needs (it lives in every in-flight request's task, and is moved with it).
+pub(crate) fn call(
     server: &Server,
-    call: &Call,
+    call: Call,
     params: CallToolRequestParams,
     cx: Context,
-) -> HandlerResult {
+) -> Result<impl Future<Output = HandlerResult> + Send + '_, ErrorObject> {
     // Only the handler is needed: cloning the whole entry would deep-copy the tool's
     // description and schemas on every call.
     let run = server
@@ -240,32 +243,28 @@ pub(crate) async fn call(
         )));
     };
     let rounds = cx.rounds.clone();
-    let outcome = match drive(
-        server,
-        call,
-        rounds.as_ref(),
-        scoped(cx.clone(), run(params.arguments, cx)),
-    )
-    .await
-    {
-        Ok(outcome) => outcome,
-        Err(answer) => return answer,
-    };
-    let result = match outcome {
-        ToolOutcome::Result(result) if result.is_error == Some(true) => {
-            if let Some(error) = missing_capability(call, rounds.as_ref()) {
-                return Err(error);
+    let running = scoped(LogTarget::of(&cx), run(params.arguments, cx));
+    Ok(async move {
+        let outcome = match drive(server, &call, rounds.as_ref(), running).await {
+            Ok(outcome) => outcome,
+            Err(answer) => return answer,
+        };
+        let result = match outcome {
+            ToolOutcome::Result(result) if result.is_error == Some(true) => {
+                if let Some(error) = missing_capability(&call, rounds.as_ref()) {
+                    return Err(error);
+                }
+                *result
             }
-            *result
-        }
-        ToolOutcome::Result(result) => *result,
-        ToolOutcome::InvalidArguments(message) if argument_error_is_result(call.version) => {
-            CallToolResult::error(message)
-        }
-        ToolOutcome::InvalidArguments(message) => {
-            return Err(ErrorObject::invalid_params(message));
-        }
-        ToolOutcome::Failed(error) => return Err(error),
-    };
-    reply(result, call.version, &server.inner.info)
+            ToolOutcome::Result(result) => *result,
+            ToolOutcome::InvalidArguments(message) if argument_error_is_result(call.version) => {
+                CallToolResult::error(message)
+            }
+            ToolOutcome::InvalidArguments(message) => {
+                return Err(ErrorObject::invalid_params(message));
+            }
+            ToolOutcome::Failed(error) => return Err(error),
+        };
+        reply(result, call.version, &server.inner.info)
+    })
 }
