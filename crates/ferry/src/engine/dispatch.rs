@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 
 use ferry_protocol::RequestId;
 use ferry_protocol::jsonrpc::{
@@ -22,7 +23,7 @@ use super::peer::{CallError, Peer};
 use super::progress::ProgressReporter;
 use super::related;
 use super::transport::{Frame, Transport, TransportEvent};
-use super::{Handler, HandlerResult, RequestContext};
+use super::{Handler, RequestContext};
 
 /// Starts engines.
 #[derive(Debug)]
@@ -50,6 +51,9 @@ struct Loop<H> {
     tracker: TaskTracker,
     shutdown: CancellationToken,
     closing: CancellationToken,
+    /// Whether a request's handler is first polled on the read loop (single-threaded
+    /// runtimes); see [`Loop::request`].
+    inline: bool,
 }
 
 impl Engine {
@@ -73,6 +77,8 @@ impl Engine {
             tracker: TaskTracker::new(),
             shutdown: CancellationToken::new(),
             closing: CancellationToken::new(),
+            inline: tokio::runtime::Handle::current().runtime_flavor()
+                == tokio::runtime::RuntimeFlavor::CurrentThread,
         };
         let task = tokio::spawn(state.run(transport.incoming, transport.writer));
         EngineHandle { peer, task }
@@ -270,7 +276,7 @@ impl<H: Handler> Loop<H> {
         let slots = Arc::clone(&self.slots);
         let in_flight = Arc::clone(&self.in_flight);
         let peer = self.peer.clone();
-        let task = self.tracker.spawn(async move {
+        let mut work: BoxFuture<'static, ()> = Box::pin(async move {
             let method = request.method.clone();
             let run = async {
                 let _slot = if needs_slot {
@@ -278,12 +284,7 @@ impl<H: Handler> Loop<H> {
                 } else {
                     None
                 };
-                // Boxed: a role's request future is large (every method's state), and
-                // inline it would be moved (memcpy) with the task on every spawn.
-                let serve: BoxFuture<'_, HandlerResult> = Box::pin(related::serving(
-                    id.clone(),
-                    handler.request(request, context),
-                ));
+                let serve = related::serving(id.clone(), handler.request(request, context));
                 AssertUnwindSafe(serve).catch_unwind().await
             };
             let outcome = tokio::select! {
@@ -319,8 +320,21 @@ impl<H: Handler> Loop<H> {
             respond_to(&peer, &responder, id, result).await;
         });
         if ordered {
-            let _ = task.await;
+            work.await;
+            return;
         }
+        // On a single-threaded runtime a handler that is ready at once (most tools) is
+        // answered here, without a task of its own (its spawn, scheduling and wake-up cost
+        // more than the handler). One poll only: whatever waits goes on in its own task,
+        // so the next message is read at once. A multi-threaded runtime always spawns, so
+        // that handlers keep running in parallel.
+        if self.inline {
+            let polled = std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;
+            if polled.is_ready() {
+                return;
+            }
+        }
+        self.tracker.spawn(work);
     }
 
     async fn respond(

@@ -3,7 +3,8 @@
 //! One engine runs one connection. It reads frames from a [`Transport`], classifies them
 //! (`ferry_protocol::jsonrpc::classify`), and:
 //!
-//! - runs each incoming request in its own task, at most
+//! - runs each incoming request in its own task (on a single-threaded runtime it is first
+//!   polled in place, and gets a task only if it has to wait), at most
 //!   [`EngineConfig::max_concurrent_requests`] at a time, each with a cancellation token,
 //!   and sends exactly one response (none when the peer cancelled it);
 //! - turns a panicking handler into `-32603` naming the method and id, and keeps serving;
