@@ -12,8 +12,11 @@ use crate::engine::CallError;
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ClientError {
-    /// The server answered with an error; [`ClientError::kind`] names its code.
-    #[error("the server answered error {} ({}): {}", .0.code, kind_name(.0.code), .0.message)]
+    /// The server answered with an error; [`ClientError::kind`] names its code. A transport
+    /// that could not get the server's answer (HTTP: unreachable, a status without a
+    /// JSON-RPC body...) reports it this way too, as `-32603` marked in its `data` (see
+    /// [`ClientError::is_transport`]); its message then says what happened on its own.
+    #[error("{}", rpc_text(.0))]
     Rpc(ErrorObject),
     /// The server did not declare the capability the call needs (checked before sending).
     #[error("the server does not offer {0}")]
@@ -95,6 +98,30 @@ fn kind_name(code: i64) -> &'static str {
     error_codes::name(code).unwrap_or("application error")
 }
 
+/// The key a transport sets in the `data` of the error it answers a request with when the
+/// server's own answer could not be had; its value names the transport (`"http"`).
+pub(crate) const TRANSPORT_KEY: &str = "ferryTransport";
+
+fn is_transport(error: &ErrorObject) -> bool {
+    error.code == error_codes::INTERNAL_ERROR
+        && error
+            .data
+            .as_ref()
+            .is_some_and(|data| data.get(TRANSPORT_KEY).is_some())
+}
+
+fn rpc_text(error: &ErrorObject) -> String {
+    if is_transport(error) {
+        return error.message.clone();
+    }
+    format!(
+        "the server answered error {} ({}): {}",
+        error.code,
+        kind_name(error.code),
+        error.message
+    )
+}
+
 impl ClientError {
     /// The kind of an error response (`None` for errors that are not responses).
     pub fn kind(&self) -> Option<ErrorKind> {
@@ -102,6 +129,13 @@ impl ClientError {
             ClientError::Rpc(error) => Some(ErrorKind::of(error.code)),
             _ => None,
         }
+    }
+
+    /// Whether the transport, not the server, produced this error: the server's answer
+    /// could not be had (HTTP: unreachable, refused with a status and no JSON-RPC body, a
+    /// stream cut before the response...). `data.httpStatus` holds the status, if any.
+    pub fn is_transport(&self) -> bool {
+        matches!(self, ClientError::Rpc(error) if is_transport(error))
     }
 
     /// The error response, if the server sent one.

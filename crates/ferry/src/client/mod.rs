@@ -41,7 +41,7 @@
 
 mod calls;
 mod connect;
-mod error;
+pub(crate) mod error;
 mod handlers;
 #[cfg(unix)]
 mod supervisor;

@@ -6,12 +6,14 @@
 use std::sync::Arc;
 
 use ferry_protocol::RequestId;
-use reqwest::{Response, StatusCode};
-use serde_json::Value;
+use ferry_protocol::error_codes::HEADER_MISMATCH;
+use reqwest::header::{HeaderName, HeaderValue};
+use reqwest::{Response, StatusCode, Url};
+use serde_json::{Value, json};
 
 use super::outgoing::{Outgoing, read_tools};
 use super::restore::Restorable;
-use super::shared::{Failure, SESSION_ID, SessionState, Shared, body, media_type};
+use super::shared::{Failure, SESSION_ID, SessionState, Shared, body, hint, media_type};
 use super::{legacy, session, sse};
 
 /// Send request `id` and hand its response (or a failure) to the engine.
@@ -38,7 +40,11 @@ async fn exchange(
             legacy::post(shared, endpoint, message).await?;
             return Ok(None);
         }
-        let response = post(shared, message, &state).await?;
+        let metadata = match message.stateless_version() {
+            Some(version) => message.metadata_headers(version, &shared.tools()),
+            None => Vec::new(),
+        };
+        let response = post(shared, message, &state, &metadata).await?;
         let status = response.status();
         if status == StatusCode::NOT_FOUND && state.id.is_some() && message.method() != "initialize"
         {
@@ -74,6 +80,9 @@ async fn exchange(
             }
         }
         let frame = answer(shared, message, id, response, &state).await?;
+        if status == StatusCode::BAD_REQUEST && !metadata.is_empty() {
+            return Ok(Some(explain_mismatch(frame, &metadata)));
+        }
         return Ok(Some(frame));
     }
 }
@@ -83,11 +92,8 @@ async fn post(
     shared: &Shared,
     message: &Outgoing,
     state: &SessionState,
+    metadata: &[(HeaderName, HeaderValue)],
 ) -> Result<Response, Failure> {
-    let metadata = match message.stateless_version() {
-        Some(version) => message.metadata_headers(version, &shared.tools()),
-        None => Vec::new(),
-    };
     let stateless = message.stateless_version().is_some();
     shared
         .send(|| {
@@ -95,7 +101,7 @@ async fn post(
             if !stateless && message.method() != "initialize" {
                 builder = Shared::with_session(builder, state);
             }
-            for (name, value) in &metadata {
+            for (name, value) in metadata {
                 builder = builder.header(name, value);
             }
             builder
@@ -124,11 +130,16 @@ async fn answer(
     } else if status == StatusCode::ACCEPTED {
         return Err(Failure::status(
             status,
-            "the server accepted the request but sent no response",
+            format!(
+                "HTTP 202 Accepted from {} for the request {}: the server took it for a \
+                 notification and sent no response",
+                shared.url,
+                message.method()
+            ),
         ));
     } else {
         let bytes = body(response, shared.config.max_message_bytes).await?;
-        json_answer(bytes, id, status, &kind)?
+        json_answer(bytes, id, status, &kind, &shared.url)?
     };
     if Restorable::tracks(message.method()) && message.stateless_version().is_none() {
         let accepted =
@@ -177,6 +188,58 @@ async fn answer(
     Ok(serde_json::to_vec(&value).unwrap_or(frame))
 }
 
+/// A `-32020` (2026-07-28: a header disagrees with the body) gets what to do added to the
+/// server's message, and the headers sent in `data.sentHeaders`. It is not retried: the
+/// headers mirror the body, so the same request would be refused again; something
+/// between client and server changed them, or the tool's `x-mcp-header` annotations
+/// changed since `tools/list` (listing the tools again learns the new ones).
+fn explain_mismatch(frame: Vec<u8>, sent: &[(HeaderName, HeaderValue)]) -> Vec<u8> {
+    let Ok(mut value) = serde_json::from_slice::<Value>(&frame) else {
+        return frame;
+    };
+    let Some(error) = value.get_mut("error").and_then(Value::as_object_mut) else {
+        return frame;
+    };
+    if error.get("code").and_then(Value::as_i64) != Some(HEADER_MISMATCH) {
+        return frame;
+    }
+    let headers: serde_json::Map<String, Value> = sent
+        .iter()
+        .map(|(name, value)| {
+            let value = value.to_str().unwrap_or("?");
+            (name.to_string(), Value::String(value.to_owned()))
+        })
+        .collect();
+    let listed = headers
+        .iter()
+        .map(|(name, value)| format!("{name}: {}", value.as_str().unwrap_or("?")))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let said = error
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("Header mismatch")
+        .to_owned();
+    error.insert(
+        "message".into(),
+        Value::String(format!(
+            "{said} (HTTP 400. Sent {listed}, mirrored from the request's body: a proxy \
+             between may have changed them, or the tool's x-mcp-header annotations changed \
+             since the tools were listed: list them again. Not retried.)"
+        )),
+    );
+    match error.get_mut("data") {
+        Some(Value::Object(data)) => {
+            data.insert("sentHeaders".into(), Value::Object(headers));
+        }
+        None | Some(Value::Null) => {
+            error.insert("data".into(), json!({ "sentHeaders": headers }));
+        }
+        Some(_) => {}
+    }
+    serde_json::to_vec(&value).unwrap_or(frame)
+}
+
 /// A JSON body as the response to `id`: a JSON-RPC response is passed on (with our id
 /// when the server's error had none); anything else is a failure naming the status.
 fn json_answer(
@@ -184,6 +247,7 @@ fn json_answer(
     id: &RequestId,
     status: StatusCode,
     kind: &str,
+    url: &Url,
 ) -> Result<Vec<u8>, Failure> {
     let parsed = if kind == "application/json" || kind.ends_with("+json") || kind.is_empty() {
         serde_json::from_slice::<Value>(&bytes).ok()
@@ -199,21 +263,25 @@ fn json_answer(
         }
         cut
     };
-    let Some(Value::Object(mut object)) = parsed else {
-        let what = if status.is_success() {
-            format!("the server answered {kind:?} instead of JSON or SSE")
-        } else {
-            format!("the server answered HTTP {status}")
-        };
+    // "HTTP 404 Not Found from URL: <what it said> (<what it likely means>)".
+    let refusal = |what: String| {
         let body = snippet();
-        return Err(Failure::status(
-            status,
-            if body.is_empty() {
-                what
-            } else {
-                format!("{what}: {body}")
-            },
-        ));
+        let mut text = if body.is_empty() {
+            what
+        } else {
+            format!("{what}: {body}")
+        };
+        if let Some(hint) = hint(status) {
+            text.push_str(&format!(" ({hint})"));
+        }
+        Failure::status(status, text)
+    };
+    let Some(Value::Object(mut object)) = parsed else {
+        return Err(refusal(if status.is_success() {
+            format!("HTTP {status} from {url} with {kind:?} instead of JSON or SSE")
+        } else {
+            format!("HTTP {status} from {url}")
+        }));
     };
     // Not every JSON body with an `error` is JSON-RPC: an OAuth resource server's 401 says
     // `{"error":"invalid_token"}`, which must fail the request with its status (the engine
@@ -221,13 +289,9 @@ fn json_answer(
     let is_response = object.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
         && (object.contains_key("result") || object.contains_key("error"));
     if !is_response {
-        return Err(Failure::status(
-            status,
-            format!(
-                "the server answered HTTP {status} without a JSON-RPC response: {}",
-                snippet()
-            ),
-        ));
+        return Err(refusal(format!(
+            "HTTP {status} from {url} without a JSON-RPC response"
+        )));
     }
     let ours = object
         .get("id")
@@ -239,7 +303,7 @@ fn json_answer(
     if object.contains_key("result") {
         return Err(Failure::status(
             status,
-            "the server answered with the response to another request",
+            format!("{url} answered with the response to another request"),
         ));
     }
     object.insert("id".into(), serde_json::to_value(id).unwrap_or(Value::Null));
@@ -253,9 +317,10 @@ mod tests {
     #[test]
     fn json_bodies_become_responses_to_the_request() {
         let id = RequestId::Number(7);
+        let url = Url::parse("http://127.0.0.1:9/mcp").unwrap();
         let ok = br#"{"jsonrpc":"2.0","id":7,"result":{}}"#.to_vec();
         assert_eq!(
-            json_answer(ok.clone(), &id, StatusCode::OK, "application/json").unwrap(),
+            json_answer(ok.clone(), &id, StatusCode::OK, "application/json", &url).unwrap(),
             ok
         );
         let no_id = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"x"}}"#;
@@ -264,6 +329,7 @@ mod tests {
             &id,
             StatusCode::BAD_REQUEST,
             "application/json",
+            &url,
         )
         .unwrap();
         let fixed: Value = serde_json::from_slice(&fixed).unwrap();
@@ -273,23 +339,28 @@ mod tests {
             &id,
             StatusCode::BAD_GATEWAY,
             "text/html",
+            &url,
         )
         .unwrap_err();
         assert_eq!(
             html.message,
-            "the server answered HTTP 502 Bad Gateway: <h1>oops</h1>"
+            "HTTP 502 Bad Gateway from http://127.0.0.1:9/mcp: <h1>oops</h1> (the server, or a \
+             proxy in front of it, is unavailable: try again later)"
         );
-        assert!(json_answer(Vec::new(), &id, StatusCode::OK, "text/plain").is_err());
+        assert!(json_answer(Vec::new(), &id, StatusCode::OK, "text/plain", &url).is_err());
         let oauth = json_answer(
             br#"{"error":"invalid_token"}"#.to_vec(),
             &id,
             StatusCode::UNAUTHORIZED,
             "application/json",
+            &url,
         )
         .unwrap_err();
         assert_eq!(
             oauth.message,
-            r#"the server answered HTTP 401 Unauthorized without a JSON-RPC response: {"error":"invalid_token"}"#
+            "HTTP 401 Unauthorized from http://127.0.0.1:9/mcp without a JSON-RPC response: \
+             {\"error\":\"invalid_token\"} (the server wants authorization: an Authorization \
+             header, or OAuth)"
         );
     }
 }

@@ -10,9 +10,13 @@
 //! - **Every request is one POST** (`Accept: application/json, text/event-stream`)
 //!   answered by exactly one response frame: the server's, from a JSON body or from the
 //!   request's SSE stream (whose notifications, progress say, are passed on first), or a
-//!   `-32603` error naming what went wrong over HTTP (`data.httpStatus` when there was a
-//!   status): server unreachable, a status without a JSON-RPC body, a wrong content type,
-//!   a stream that ended before the response.
+//!   `-32603` error of the transport's own ([`ClientError::is_transport`](crate::client::ClientError::is_transport);
+//!   `data.httpStatus` when there was a status) saying what went wrong over HTTP, where,
+//!   what the server said and what to check: server unreachable, a status without a
+//!   JSON-RPC body (404: no endpoint at this path; 502: a proxy's error page...), a wrong
+//!   content type, a stream that ended before the response. A `-32020` (a header the
+//!   server found unlike the body) is the server's answer, passed on with the headers
+//!   sent and what to do added, never sent again.
 //! - **Stateless era** (a request whose `_meta` names a 2026-07-28 revision): the metadata
 //!   headers `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` (the
 //!   last from the `x-mcp-header` annotations of the tool's schema, learnt from

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::config::{AuthChallenge, HttpClientConfig};
 use super::outgoing::ToolInfo;
 use super::restore::Restorable;
+use crate::client::error::TRANSPORT_KEY;
 use crate::engine::TransportEvent;
 
 /// `MCP-Session-Id`.
@@ -152,12 +153,14 @@ impl Shared {
         }
     }
 
-    /// Answer request `id` with the transport's failure.
+    /// Answer request `id` with the transport's failure: `-32603`, its message as is,
+    /// `data` marking it the transport's (`ClientError::is_transport`) with the status.
     pub(crate) async fn fail(&self, id: &RequestId, failure: Failure) {
-        let mut error = ErrorObject::new(INTERNAL_ERROR, format!("HTTP: {}", failure.message));
+        let mut data = json!({ TRANSPORT_KEY: "http" });
         if let Some(status) = failure.status {
-            error = error.with_data(json!({"httpStatus": status.as_u16()}));
+            data["httpStatus"] = json!(status.as_u16());
         }
+        let error = ErrorObject::new(INTERNAL_ERROR, failure.message).with_data(data);
         let response = ErrorResponse::new(Some(id.clone()), error);
         match serde_json::to_vec(&response) {
             Ok(frame) => self.deliver(frame).await,
@@ -208,7 +211,7 @@ impl Shared {
             let response = builder
                 .send()
                 .await
-                .map_err(|e| Failure::new(describe(&e)))?;
+                .map_err(|e| Failure::new(unreachable(&e)))?;
             let status = response.status();
             let refused = matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN);
             if let (true, false, Some(auth)) = (refused, retried, &self.config.auth) {
@@ -230,6 +233,46 @@ impl Shared {
             return Ok(response);
         }
     }
+}
+
+/// Why a request got no HTTP answer at all, and what to check.
+pub(crate) fn unreachable(error: &reqwest::Error) -> String {
+    let url = error
+        .url()
+        .map_or_else(|| "the server".to_owned(), |u| u.to_string());
+    // The innermost cause says it best ("Connection refused (os error 111)").
+    let mut cause = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(inner) = source {
+        cause = inner.to_string();
+        source = inner.source();
+    }
+    if error.is_connect() {
+        format!("cannot connect to {url}: {cause}; is the server running there?")
+    } else if error.is_timeout() {
+        format!("{url} did not answer in time")
+    } else {
+        format!("the request to {url} failed: {}", describe(error))
+    }
+}
+
+/// What an HTTP status without a JSON-RPC answer most likely means, to add to the error.
+pub(crate) fn hint(status: StatusCode) -> Option<&'static str> {
+    Some(match status.as_u16() {
+        401 | 403 => "the server wants authorization: an Authorization header, or OAuth",
+        404 => {
+            "there is no MCP endpoint at this URL: check its path, often /mcp (or /sse for a 2024-11-05 server)"
+        }
+        405 => "this URL does not take the request's method: check that it is an MCP endpoint",
+        406 | 415 => {
+            "the server refused the request's Accept or Content-Type: it may not speak MCP over HTTP"
+        }
+        413 => "the message is larger than the server accepts",
+        429 => "the server is limiting requests: try again later",
+        502..=504 => "the server, or a proxy in front of it, is unavailable: try again later",
+        500..=599 => "the server failed: see its logs",
+        _ => return None,
+    })
 }
 
 /// A reqwest error with its causes (reqwest's own message omits "connection refused").
