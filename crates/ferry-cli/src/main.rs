@@ -4,7 +4,7 @@
 //! against it in-process, printing the exact wire bytes), and the client commands (`ferry
 //! tools`, `call`, `read`, ...: see `client`), which talk to the reference server in-process
 //! or to any stdio server given after `--`, and `ferry check` (the conformance checker: see
-//! `check`). The inspector and bridge commands arrive with their issues.
+//! `check`), and `ferry bridge` (a stdio server over HTTP and back: see `bridge`).
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -15,6 +15,7 @@ use ferry::engine::{Transport, TransportEvent};
 use tracing_subscriber::layer::{Layer as _, SubscriberExt as _};
 use tracing_subscriber::util::SubscriberInitExt as _;
 
+mod bridge;
 mod check;
 mod client;
 mod reference;
@@ -39,6 +40,9 @@ enum Command {
     /// Check an MCP server's conformance, requirement by requirement, under every revision
     /// it offers: `ferry check -- node server.js`.
     Check(check::CheckArgs),
+    /// Serve a stdio MCP server over HTTP (`ferry bridge --http 127.0.0.1:8080 -- cmd`), or
+    /// an HTTP MCP server over stdio (`ferry bridge --stdio http://host/mcp`).
+    Bridge(Box<bridge::BridgeArgs>),
     #[command(flatten)]
     Client(Box<client::ClientCommand>),
 }
@@ -73,6 +77,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => runtime.block_on(serve::run(*args)),
         Command::Demo => runtime.block_on(demo()),
         Command::Check(args) => runtime.block_on(check::run(args)),
+        Command::Bridge(args) => runtime.block_on(bridge::run(*args)),
         Command::Client(command) => runtime.block_on(client::run(*command)),
     }
 }

@@ -33,7 +33,7 @@ pub(crate) struct ServeArgs {
 }
 
 /// Where `--http` listens: a port alone means loopback.
-fn address(spec: &str) -> Result<SocketAddr, String> {
+pub(crate) fn address(spec: &str) -> Result<SocketAddr, String> {
     if let Ok(port) = spec.parse::<u16>() {
         return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
     }

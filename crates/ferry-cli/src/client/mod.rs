@@ -13,7 +13,7 @@
 //! flight, then the connection is closed and a child server shut down).
 
 mod answers;
-mod args;
+pub(crate) mod args;
 mod auth;
 mod output;
 mod render;

@@ -129,7 +129,10 @@ pub(crate) async fn get(State(shared): State<Arc<Shared>>, request: Request) -> 
         (incoming, outgoing, from_engine)
     };
     // The engine ends once its input closes (the session leaves the map).
-    drop(shared.server.serve(Transport::new(incoming, outgoing)));
+    shared.backend.connect(
+        super::Connection::Legacy,
+        Transport::new(incoming, outgoing),
+    );
     let endpoint = format!("{}?sessionId={id}", shared.config.legacy_messages);
     tracing::debug!(session = %id, "HTTP+SSE session started");
     stream(&shared, id, endpoint, from_engine)

@@ -77,6 +77,7 @@
 
 #[cfg(feature = "http-auth")]
 pub mod auth;
+mod backend;
 mod cors;
 mod events;
 mod guard;
@@ -87,6 +88,7 @@ mod session;
 mod sse;
 mod stateless;
 
+pub use backend::{Backend, Connection};
 pub use events::{EventStore, MemoryEventStore, ReplayError, StreamKey};
 pub use owner::SessionOwner;
 
@@ -265,19 +267,23 @@ impl HttpConfig {
 /// What every request of a router shares.
 pub(crate) struct Shared {
     pub(crate) server: Server,
+    /// What answers the connections: the server itself unless [`router_with`] says.
+    pub(crate) backend: Arc<dyn Backend>,
     pub(crate) config: HttpConfig,
     pub(crate) sessions: session::Sessions,
     pub(crate) legacy: legacy::LegacySessions,
 }
 
 impl Shared {
-    fn new(server: Server, config: HttpConfig) -> Arc<Shared> {
+    fn new(server: Server, backend: Option<Arc<dyn Backend>>, config: HttpConfig) -> Arc<Shared> {
+        let backend = backend.unwrap_or_else(|| backend::of(&server));
         let store = config
             .event_store
             .clone()
             .unwrap_or_else(|| Arc::new(MemoryEventStore::default()));
         Arc::new(Shared {
             server,
+            backend,
             config,
             sessions: session::Sessions::new(store),
             legacy: legacy::LegacySessions::default(),
@@ -288,7 +294,15 @@ impl Shared {
 /// The MCP endpoint (and the HTTP+SSE paths, unless disabled) as an [`axum::Router`]:
 /// mount it, nest it, layer it.
 pub fn router(server: Server, config: HttpConfig) -> Router {
-    router_of(Shared::new(server, config))
+    router_of(Shared::new(server, None, config))
+}
+
+/// [`router`] with `backend` answering the messages (a proxy, say: see [`Backend`]).
+/// `server` still supplies what the HTTP layer checks itself: the protocol revisions
+/// accepted in `MCP-Protocol-Version`, and the tool schemas behind `Mcp-Param-*` headers
+/// (a server without tools skips those checks).
+pub fn router_with(server: Server, backend: Arc<dyn Backend>, config: HttpConfig) -> Router {
+    router_of(Shared::new(server, Some(backend), config))
 }
 
 fn router_of(shared: Arc<Shared>) -> Router {
@@ -332,13 +346,22 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     config: HttpConfig,
 ) -> std::io::Result<()> {
+    serve_router(router(server, config), listener).await
+}
+
+/// Serve `router` (from [`router`] or [`router_with`], perhaps with layers of your own) on
+/// `listener`, with `TCP_NODELAY` on every accepted socket, until the listener fails.
+pub async fn serve_router(
+    router: Router,
+    listener: tokio::net::TcpListener,
+) -> std::io::Result<()> {
     use axum::serve::ListenerExt;
     let listener = listener.tap_io(|socket| {
         if let Err(e) = socket.set_nodelay(true) {
             tracing::debug!("TCP_NODELAY failed: {e}");
         }
     });
-    axum::serve(listener, router(server, config)).await
+    axum::serve(listener, router).await
 }
 
 /// [`serve`] until `signal` completes, then shut down gracefully: stop accepting, end
@@ -357,7 +380,7 @@ pub async fn serve_with_shutdown(
             tracing::debug!("TCP_NODELAY failed: {e}");
         }
     });
-    let shared = Shared::new(server, config);
+    let shared = Shared::new(server, None, config);
     let sessions = Arc::clone(&shared);
     axum::serve(listener, router_of(shared))
         .with_graceful_shutdown(async move {

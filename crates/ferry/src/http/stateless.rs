@@ -168,7 +168,7 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
         || meta
             .is_some_and(|m| m.get("progressToken").is_some() || m.get(keys::LOG_LEVEL).is_some());
     let attachment = parts.extensions.get::<Attachment>().cloned();
-    let exchange = Exchange::start(&shared.server, bytes.to_vec(), id, attachment).await;
+    let exchange = Exchange::start(&shared, bytes.to_vec(), id, attachment).await;
     if streams {
         respond_sse(exchange, shared.config.sse_keep_alive).await
     } else {
@@ -281,15 +281,18 @@ struct Exchange {
 
 impl Exchange {
     async fn start(
-        server: &Server,
+        shared: &Shared,
         frame: Frame,
         id: RequestId,
         attachment: Option<Attachment>,
     ) -> Exchange {
         let (to_engine, incoming) = mpsc::channel(4);
-        let (outgoing, from_engine) = mpsc::channel(server.inner.engine.write_queue.max(1));
+        let (outgoing, from_engine) = mpsc::channel(shared.server.inner.engine.write_queue.max(1));
         // The engine's task ends by itself once `to_engine` is dropped.
-        drop(server.serve(Transport::new(incoming, outgoing)));
+        shared.backend.connect(
+            super::Connection::Stateless,
+            Transport::new(incoming, outgoing),
+        );
         let event = match attachment {
             Some(attachment) => TransportEvent::Attached(frame, attachment),
             None => TransportEvent::Frame(frame),

@@ -180,10 +180,9 @@ pub(super) async fn initialize(
             }
         });
         // The engine ends once its input closes (`Session::close`); the router after it.
-        drop(
-            shared
-                .server
-                .serve(Transport::new(incoming, outgoing).with_related(related)),
+        shared.backend.connect(
+            crate::http::Connection::Session,
+            Transport::new(incoming, outgoing).with_related(related),
         );
         tokio::spawn(run_router(Arc::clone(&session), from_engine));
         map.insert(session.id.clone(), Arc::clone(&session));

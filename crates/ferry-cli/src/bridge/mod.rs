@@ -1,0 +1,92 @@
+//! `ferry bridge`: a stdio MCP server over HTTP (`--http ADDR -- command args`), or an
+//! HTTP MCP server over stdio (`--stdio URL`). See `http` and `stdio`.
+
+mod http;
+mod mux;
+mod stdio;
+mod upstream;
+
+use std::process::ExitCode;
+
+use clap::Args;
+use ferry::client::Backoff;
+use ferry::engine::ChildCommand;
+
+use crate::client::args::header;
+use crate::serve::address;
+
+/// Options of `ferry bridge`.
+#[derive(Args, Debug)]
+pub(crate) struct BridgeArgs {
+    /// Serve the stdio server given after `--` over HTTP on this address (`127.0.0.1:8080`,
+    /// or a port): Streamable HTTP at `/mcp` (both eras), 2024-11-05 HTTP+SSE at `/sse`.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        conflicts_with = "stdio",
+        required_unless_present = "stdio"
+    )]
+    http: Option<String>,
+    /// Expose the HTTP MCP server at this URL on stdin/stdout.
+    #[arg(long, value_name = "URL")]
+    stdio: Option<String>,
+    /// One child process per session (default).
+    #[arg(long, requires = "http", conflicts_with = "shared")]
+    per_session: bool,
+    /// One child process for every session (request ids remapped).
+    #[arg(long, requires = "http")]
+    shared: bool,
+    /// Allow an `--http` address other than loopback (then every `Host` is accepted;
+    /// browser `Origin`s other than loopback still need `--allow-origin`).
+    #[arg(long, requires = "http")]
+    public: bool,
+    /// Allow this browser `Origin` (`https://app.example.com`) besides loopback ones.
+    #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
+    origins: Vec<String>,
+    /// `--stdio`: a header sent with every HTTP request (`Authorization: Bearer ...`).
+    #[arg(long = "header", value_name = "NAME: VALUE", requires = "stdio", value_parser = header)]
+    headers: Vec<(String, String)>,
+    /// `--http`: the stdio server to run, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+/// Run `ferry bridge`.
+pub(crate) async fn run(args: BridgeArgs) -> ExitCode {
+    let max_frame_bytes = ferry_max_frame();
+    if let Some(url) = &args.stdio {
+        return stdio::run(url, &args.headers, max_frame_bytes).await;
+    }
+    let Some(spec) = args.http else {
+        eprintln!("ferry bridge: give --http ADDR -- command, or --stdio URL");
+        return ExitCode::from(2);
+    };
+    let Some((program, rest)) = args.command.split_first() else {
+        eprintln!("ferry bridge: --http needs the server's command after `--`");
+        return ExitCode::from(2);
+    };
+    let addr = match address(&spec) {
+        Ok(addr) => addr,
+        Err(e) => {
+            eprintln!("ferry bridge: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if !addr.ip().is_loopback() && !args.public {
+        eprintln!(
+            "ferry bridge: {addr} is not a loopback address; pass --public to serve other hosts"
+        );
+        return ExitCode::from(2);
+    }
+    let child = upstream::ChildSpec {
+        command: ChildCommand::new(program).args(rest),
+        backoff: Backoff::default(),
+        max_frame_bytes,
+    };
+    http::run(addr, args.public, args.origins, args.shared, child).await
+}
+
+/// The largest message accepted on a pipe: the engine's default.
+fn ferry_max_frame() -> usize {
+    ferry::engine::EngineConfig::default().max_message_bytes
+}

@@ -1,0 +1,450 @@
+//! Many HTTP connections on one stdio child: the bookkeeping, without I/O.
+//!
+//! - **Request ids** are remapped: the child sees the bridge's own numbers (so two
+//!   sessions' `id: 1` cannot collide) and each response goes back to the connection that
+//!   asked, with its own id. `notifications/cancelled` is rewritten the same way.
+//! - **Progress tokens** of client requests are replaced by bridge tokens and restored on
+//!   the child's `notifications/progress`, which go to that request's connection only.
+//! - **`initialize`** reaches the child once per child process: the first connection's
+//!   goes through; later ones (shared mode) get the child's answer from the cache (so
+//!   every session sees the revision the child negotiated first); after a restart the
+//!   bridge replays the first `initialize` (and `notifications/initialized`) itself.
+//! - **Server-to-client requests and log messages** go to the connection the child is
+//!   working for: the only one with requests in flight, else the one that sent the latest
+//!   request (stdio carries no other hint; with one connection per child, as in the
+//!   per-session mode, this is exact). Responses to the child's requests go back as they
+//!   are. Other notifications (list changes, resource updates) go to every session.
+//! - **A dead child**: every request in flight is answered with a JSON-RPC error.
+
+use std::collections::HashMap;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+/// A connection's number within the bridge.
+pub(crate) type ClientId = u64;
+
+/// A frame (one JSON text) for the child or for a connection.
+pub(crate) type Frame = Vec<u8>;
+
+/// The code of the error answering requests the child cannot answer.
+const LOST: i64 = -32603;
+
+struct Client {
+    tx: mpsc::UnboundedSender<Frame>,
+    /// A 2026-07-28 request's connection: it takes only its own request's messages.
+    stateless: bool,
+    /// When it last sent a request (a sequence number).
+    last_request: u64,
+}
+
+enum Kind {
+    Call,
+    /// A client's `initialize`, with its params (for the cache and replays).
+    Initialize(Value),
+    /// The bridge's own `initialize` after a restart.
+    Replay,
+}
+
+struct Pending {
+    client: ClientId,
+    id: Value,
+    token: Option<String>,
+    kind: Kind,
+}
+
+struct Init {
+    params: Value,
+    result: Value,
+    /// Whether a client sent `notifications/initialized`.
+    initialized: bool,
+}
+
+/// The routing state of one child (see the module docs).
+#[derive(Default)]
+pub(crate) struct Mux {
+    clients: HashMap<ClientId, Client>,
+    next: u64,
+    seq: u64,
+    pending: HashMap<u64, Pending>,
+    /// (client, its request id as JSON text) -> the child's id.
+    by_client: HashMap<(ClientId, String), u64>,
+    /// Bridge progress token -> (client, its token).
+    tokens: HashMap<String, (ClientId, Value)>,
+    /// The child's requests in flight (its id as JSON text) -> the client asked.
+    asked: HashMap<String, ClientId>,
+    init: Option<Init>,
+    /// The child's id of the `initialize` in flight, and the clients waiting for it.
+    init_pending: Option<u64>,
+    waiting: Vec<(ClientId, Value)>,
+    /// Whether this child process got `notifications/initialized`.
+    initialized_sent: bool,
+}
+
+fn frame(value: &Value) -> Frame {
+    serde_json::to_vec(value).unwrap_or_default()
+}
+
+fn error(id: &Value, code: i64, message: &str) -> Frame {
+    frame(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}))
+}
+
+impl Mux {
+    /// Whether no connection is attached.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.clients.is_empty()
+    }
+
+    /// A connection starts.
+    pub(crate) fn attach(
+        &mut self,
+        client: ClientId,
+        tx: mpsc::UnboundedSender<Frame>,
+        stateless: bool,
+    ) {
+        let last_request = 0;
+        self.clients.insert(
+            client,
+            Client {
+                tx,
+                stateless,
+                last_request,
+            },
+        );
+    }
+
+    fn send(&self, client: ClientId, frame: Frame) {
+        if let Some(c) = self.clients.get(&client) {
+            let _ = c.tx.send(frame);
+        }
+    }
+
+    fn fresh(&mut self) -> u64 {
+        self.next += 1;
+        self.next
+    }
+
+    /// A frame from `client`: what to write to the child.
+    pub(crate) fn client_frame(&mut self, client: ClientId, bytes: &[u8]) -> Vec<Frame> {
+        let Ok(value) = serde_json::from_slice::<Value>(bytes) else {
+            tracing::debug!(client, "unparsable frame from a connection dropped");
+            return Vec::new();
+        };
+        let messages = match value {
+            Value::Array(entries) => entries,
+            single => vec![single],
+        };
+        let mut out = Vec::new();
+        for message in messages {
+            out.extend(self.client_message(client, message));
+        }
+        out
+    }
+
+    fn client_message(&mut self, client: ClientId, mut message: Value) -> Option<Frame> {
+        let method = message
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let id = message.get("id").cloned();
+        match (method.as_deref(), id) {
+            (Some("initialize"), Some(id)) => self.initialize(client, id, message),
+            (Some(_), Some(id)) => {
+                let n = self.fresh();
+                self.seq += 1;
+                if let Some(c) = self.clients.get_mut(&client) {
+                    c.last_request = self.seq;
+                }
+                let token = message
+                    .pointer_mut("/params/_meta/progressToken")
+                    .map(|slot| {
+                        let bridge = format!("bridge-{n}");
+                        let theirs = std::mem::replace(slot, Value::String(bridge.clone()));
+                        self.tokens.insert(bridge.clone(), (client, theirs));
+                        bridge
+                    });
+                self.by_client.insert((client, id.to_string()), n);
+                self.pending.insert(
+                    n,
+                    Pending {
+                        client,
+                        id,
+                        token,
+                        kind: Kind::Call,
+                    },
+                );
+                message["id"] = json!(n);
+                Some(frame(&message))
+            }
+            (Some("notifications/initialized"), None) => {
+                if let Some(init) = &mut self.init {
+                    init.initialized = true;
+                }
+                if self.initialized_sent {
+                    return None;
+                }
+                self.initialized_sent = true;
+                Some(frame(&message))
+            }
+            (Some("notifications/cancelled"), None) => {
+                let theirs = message.pointer("/params/requestId")?.to_string();
+                let n = self.by_client.remove(&(client, theirs))?;
+                if let Some(pending) = self.pending.remove(&n) {
+                    self.forget_token(pending.token.as_deref());
+                }
+                message["params"]["requestId"] = json!(n);
+                Some(frame(&message))
+            }
+            (Some(_), None) => Some(frame(&message)),
+            (None, Some(id)) => {
+                // A response to one of the child's requests: it goes back as it is.
+                let asked = self.asked.remove(&id.to_string());
+                (asked == Some(client)).then(|| frame(&message))
+            }
+            (None, None) => None,
+        }
+    }
+
+    fn initialize(&mut self, client: ClientId, id: Value, mut message: Value) -> Option<Frame> {
+        if let Some(init) = &self.init {
+            let answer = json!({"jsonrpc": "2.0", "id": id, "result": init.result});
+            self.send(client, frame(&answer));
+            return None;
+        }
+        if self.init_pending.is_some() {
+            self.waiting.push((client, id));
+            return None;
+        }
+        let n = self.fresh();
+        let params = message.get("params").cloned().unwrap_or(Value::Null);
+        self.init_pending = Some(n);
+        self.pending.insert(
+            n,
+            Pending {
+                client,
+                id,
+                token: None,
+                kind: Kind::Initialize(params),
+            },
+        );
+        message["id"] = json!(n);
+        Some(frame(&message))
+    }
+
+    fn forget_token(&mut self, token: Option<&str>) {
+        if let Some(token) = token {
+            self.tokens.remove(token);
+        }
+    }
+
+    /// The connection the child is working for (see the module docs).
+    fn working_for(&self) -> Option<ClientId> {
+        let mut busy: Vec<ClientId> = self
+            .pending
+            .values()
+            .filter(|p| !matches!(p.kind, Kind::Replay))
+            .map(|p| p.client)
+            .collect();
+        busy.sort_unstable();
+        busy.dedup();
+        if let [only] = busy.as_slice() {
+            return Some(*only);
+        }
+        self.clients
+            .iter()
+            .filter(|(_, c)| c.last_request > 0)
+            .max_by_key(|(_, c)| c.last_request)
+            .map(|(id, _)| *id)
+    }
+
+    /// A frame from the child: what to write back to the child (answers to its requests
+    /// that no connection can take).
+    pub(crate) fn child_frame(&mut self, bytes: &[u8]) -> Vec<Frame> {
+        let Ok(mut message) = serde_json::from_slice::<Value>(bytes) else {
+            tracing::debug!("unparsable frame from the child dropped");
+            return Vec::new();
+        };
+        let method = message
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let id = message.get("id").cloned();
+        match (method.as_deref(), id) {
+            (None, Some(id)) => self.response(id, message),
+            (Some(_), Some(id)) => {
+                let target = self.working_for().filter(|c| self.clients.contains_key(c));
+                let Some(client) = target else {
+                    return vec![error(
+                        &id,
+                        LOST,
+                        "no client is connected to answer this request",
+                    )];
+                };
+                self.asked.insert(id.to_string(), client);
+                self.send(client, frame(&message));
+                Vec::new()
+            }
+            (Some("notifications/progress"), None) => {
+                let token = message
+                    .pointer("/params/progressToken")
+                    .and_then(Value::as_str);
+                if let Some((client, theirs)) = token.and_then(|t| self.tokens.get(t)).cloned() {
+                    message["params"]["progressToken"] = theirs;
+                    self.send(client, frame(&message));
+                }
+                Vec::new()
+            }
+            (Some("notifications/cancelled"), None) => {
+                let theirs = message.pointer("/params/requestId").map(Value::to_string);
+                if let Some(client) = theirs.and_then(|id| self.asked.remove(&id)) {
+                    self.send(client, frame(&message));
+                }
+                Vec::new()
+            }
+            (Some("notifications/message"), None) => {
+                match self.working_for() {
+                    Some(client) => self.send(client, frame(&message)),
+                    None => self.broadcast(&frame(&message)),
+                }
+                Vec::new()
+            }
+            (Some(_), None) => {
+                self.broadcast(&frame(&message));
+                Vec::new()
+            }
+            (None, None) => Vec::new(),
+        }
+    }
+
+    fn broadcast(&self, frame: &Frame) {
+        for client in self.clients.values().filter(|c| !c.stateless) {
+            let _ = client.tx.send(frame.clone());
+        }
+    }
+
+    fn response(&mut self, id: Value, mut message: Value) -> Vec<Frame> {
+        let Some(pending) = id.as_u64().and_then(|n| self.pending.remove(&n)) else {
+            tracing::debug!(%id, "a response from the child for no request dropped");
+            return Vec::new();
+        };
+        self.by_client
+            .remove(&(pending.client, pending.id.to_string()));
+        self.forget_token(pending.token.as_deref());
+        match pending.kind {
+            Kind::Call => {
+                message["id"] = pending.id;
+                self.send(pending.client, frame(&message));
+            }
+            Kind::Initialize(params) => {
+                self.init_pending = None;
+                if let Some(result) = message.get("result") {
+                    self.init = Some(Init {
+                        params,
+                        result: result.clone(),
+                        initialized: false,
+                    });
+                }
+                message["id"] = pending.id;
+                self.send(pending.client, frame(&message));
+                for (client, id) in std::mem::take(&mut self.waiting) {
+                    message["id"] = id;
+                    self.send(client, frame(&message));
+                }
+            }
+            Kind::Replay => {
+                if message.get("error").is_some() {
+                    tracing::warn!(
+                        "the restarted server refused the replayed initialize: {message}"
+                    );
+                } else if self.init.as_ref().is_some_and(|i| i.initialized) {
+                    self.initialized_sent = true;
+                    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+                    return vec![frame(&note)];
+                }
+            }
+        }
+        Vec::new()
+    }
+
+    /// A connection ended: what to tell the child (its requests cancelled, the child's
+    /// requests to it refused).
+    pub(crate) fn detach(&mut self, client: ClientId) -> Vec<Frame> {
+        self.clients.remove(&client);
+        self.waiting.retain(|(c, _)| *c != client);
+        let mut out = Vec::new();
+        let mine: Vec<u64> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| p.client == client && matches!(p.kind, Kind::Call))
+            .map(|(n, _)| *n)
+            .collect();
+        for n in mine {
+            if let Some(pending) = self.pending.remove(&n) {
+                self.by_client.remove(&(client, pending.id.to_string()));
+                self.forget_token(pending.token.as_deref());
+            }
+            let cancel = json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": n, "reason": "the HTTP client went away"},
+            });
+            out.push(frame(&cancel));
+        }
+        let asked: Vec<String> = self
+            .asked
+            .iter()
+            .filter(|(_, c)| **c == client)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in asked {
+            self.asked.remove(&id);
+            if let Ok(id) = serde_json::from_str::<Value>(&id) {
+                out.push(error(
+                    &id,
+                    LOST,
+                    "the client this request went to has disconnected",
+                ));
+            }
+        }
+        out
+    }
+
+    /// The child died: every request in flight gets an error; the child's requests are
+    /// forgotten.
+    pub(crate) fn child_died(&mut self) {
+        let message = "the MCP server process exited before answering; it is being restarted";
+        for (_, pending) in std::mem::take(&mut self.pending) {
+            if matches!(pending.kind, Kind::Replay) {
+                continue;
+            }
+            self.send(pending.client, error(&pending.id, LOST, message));
+        }
+        for (client, id) in std::mem::take(&mut self.waiting) {
+            self.send(client, error(&id, LOST, message));
+        }
+        self.by_client.clear();
+        self.tokens.clear();
+        self.asked.clear();
+        self.init_pending = None;
+        self.initialized_sent = false;
+    }
+
+    /// A (new) child process started: what to write first (the replayed `initialize`).
+    pub(crate) fn started(&mut self) -> Vec<Frame> {
+        let Some(params) = self.init.as_ref().map(|i| i.params.clone()) else {
+            return Vec::new();
+        };
+        let n = self.fresh();
+        self.pending.insert(
+            n,
+            Pending {
+                client: 0,
+                id: Value::Null,
+                token: None,
+                kind: Kind::Replay,
+            },
+        );
+        let request = json!({"jsonrpc": "2.0", "id": n, "method": "initialize", "params": params});
+        vec![frame(&request)]
+    }
+}

@@ -1,0 +1,213 @@
+//! One supervised stdio child and the connections multiplexed onto it ([`Mux`]).
+//!
+//! A task owns the child: it writes what the connections send (remapped), routes what the
+//! child writes, and when the child dies answers every request in flight with an error
+//! and starts it again after the client supervisor's exponential backoff (with jitter;
+//! a child that stayed up `stable_after` starts again from the first delay). Messages sent
+//! while it restarts wait in the queue and go to the new child, after the replayed
+//! `initialize`. A child that cannot be started fails the requests waiting for it.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use ferry::client::Backoff;
+use ferry::engine::{ChildCommand, ChildProcess, ShutdownTimeouts, Transport, TransportEvent};
+use ferry::http::Connection;
+use tokio::sync::mpsc;
+
+use super::mux::{ClientId, Frame, Mux};
+
+/// Frames queued between the child's pipes and the task.
+const QUEUE: usize = 1024;
+
+enum Cmd {
+    Attach(ClientId, mpsc::UnboundedSender<Frame>, bool),
+    Frame(ClientId, Frame),
+    Detach(ClientId),
+}
+
+/// The handle of a supervised child (see the module docs). Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct Upstream {
+    tx: mpsc::Sender<Cmd>,
+}
+
+/// How the child runs.
+#[derive(Clone)]
+pub(crate) struct ChildSpec {
+    pub(crate) command: ChildCommand,
+    pub(crate) backoff: Backoff,
+    pub(crate) max_frame_bytes: usize,
+}
+
+impl Upstream {
+    /// Start the child. With `end_when_empty`, the child is shut down (the MCP way) once
+    /// its last connection has ended.
+    pub(crate) fn start(spec: ChildSpec, end_when_empty: bool) -> Upstream {
+        let (tx, rx) = mpsc::channel(QUEUE);
+        tokio::spawn(supervise(spec, rx, end_when_empty));
+        Upstream { tx }
+    }
+
+    /// Put one HTTP connection on this child: its frames go in, the child's frames for it
+    /// come out, until its input ends.
+    pub(crate) fn attach(&self, connection: Connection, transport: Transport) {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let client = NEXT.fetch_add(1, Ordering::Relaxed);
+        let Transport {
+            mut incoming,
+            outgoing,
+            ..
+        } = transport;
+        let (to_client, mut for_client) = mpsc::unbounded_channel::<Frame>();
+        let tx = self.tx.clone();
+        let stateless = connection == Connection::Stateless;
+        tokio::spawn(async move {
+            while let Some(frame) = for_client.recv().await {
+                if outgoing.send(frame).await.is_err() {
+                    break;
+                }
+            }
+        });
+        tokio::spawn(async move {
+            if tx
+                .send(Cmd::Attach(client, to_client, stateless))
+                .await
+                .is_err()
+            {
+                return;
+            }
+            while let Some(event) = incoming.recv().await {
+                let frame = match event {
+                    TransportEvent::Frame(frame) | TransportEvent::Attached(frame, _) => frame,
+                    _ => continue,
+                };
+                if tx.send(Cmd::Frame(client, frame)).await.is_err() {
+                    return;
+                }
+            }
+            let _ = tx.send(Cmd::Detach(client)).await;
+        });
+    }
+}
+
+/// Why a child's run ended.
+enum End {
+    /// It exited (or closed its stdout).
+    Died,
+    /// No connection is left (or the bridge is ending): shut it down.
+    Done,
+}
+
+async fn supervise(spec: ChildSpec, mut rx: mpsc::Receiver<Cmd>, end_when_empty: bool) {
+    let mut mux = Mux::default();
+    let mut attempt: u32 = 0;
+    let mut restarts: u64 = 0;
+    loop {
+        let (transport, child) =
+            match ChildProcess::spawn(&spec.command, spec.max_frame_bytes, QUEUE) {
+                Ok(started) => started,
+                Err(e) => {
+                    tracing::error!("ferry bridge: {e}");
+                    // Nothing will answer what is waiting: fail it now.
+                    while let Ok(cmd) = rx.try_recv() {
+                        let _ = handle(&mut mux, cmd);
+                    }
+                    mux.child_died();
+                    if end_when_empty && mux.is_empty() {
+                        return;
+                    }
+                    tokio::time::sleep(spec.backoff.delay(attempt)).await;
+                    attempt = attempt.saturating_add(1);
+                    continue;
+                }
+            };
+        tracing::info!(pid = child.id(), "ferry bridge: server process started");
+        let started = Instant::now();
+        match run(&mut mux, &mut rx, transport, end_when_empty).await {
+            End::Done => {
+                let _ = child.shutdown(ShutdownTimeouts::default()).await;
+                return;
+            }
+            End::Died => {
+                let status = child.try_wait().ok().flatten();
+                tracing::warn!(?status, "ferry bridge: the server process exited");
+                drop(child);
+                mux.child_died();
+                if started.elapsed() >= spec.backoff.stable_after {
+                    attempt = 0;
+                }
+                restarts += 1;
+                if spec.backoff.max_restarts.is_some_and(|max| restarts > max) {
+                    tracing::error!("ferry bridge: giving up after {} restarts", restarts - 1);
+                    return;
+                }
+                if end_when_empty && mux.is_empty() {
+                    return;
+                }
+                tokio::time::sleep(spec.backoff.delay(attempt)).await;
+                attempt = attempt.saturating_add(1);
+            }
+        }
+    }
+}
+
+/// What a command means for the child: frames to write, and whether the connection count
+/// dropped.
+fn handle(mux: &mut Mux, cmd: Cmd) -> Vec<Frame> {
+    match cmd {
+        Cmd::Attach(client, tx, stateless) => {
+            mux.attach(client, tx, stateless);
+            Vec::new()
+        }
+        Cmd::Frame(client, frame) => mux.client_frame(client, &frame),
+        Cmd::Detach(client) => mux.detach(client),
+    }
+}
+
+/// Serve one child process until it dies or is no longer needed.
+async fn run(
+    mux: &mut Mux,
+    rx: &mut mpsc::Receiver<Cmd>,
+    mut transport: Transport,
+    end_when_empty: bool,
+) -> End {
+    let to_child = transport.outgoing.clone();
+    for frame in mux.started() {
+        if to_child.send(frame).await.is_err() {
+            return End::Died;
+        }
+    }
+    loop {
+        let frames = tokio::select! {
+            cmd = rx.recv() => {
+                let Some(cmd) = cmd else { return End::Done };
+                let detach = matches!(cmd, Cmd::Detach(_));
+                let frames = handle(mux, cmd);
+                if detach && end_when_empty && mux.is_empty() {
+                    // Cancellations first, then the MCP shutdown.
+                    for frame in frames {
+                        let _ = to_child.send(frame).await;
+                    }
+                    return End::Done;
+                }
+                frames
+            }
+            event = transport.incoming.recv() => match event {
+                Some(TransportEvent::Frame(frame)) => mux.child_frame(&frame),
+                Some(TransportEvent::Oversized { bytes }) => {
+                    tracing::warn!(bytes, "ferry bridge: an oversized message from the server dropped");
+                    Vec::new()
+                }
+                Some(_) => Vec::new(),
+                None => return End::Died,
+            },
+        };
+        for frame in frames {
+            if to_child.send(frame).await.is_err() {
+                // The child is going; its requests are failed when its stdout ends.
+                break;
+            }
+        }
+    }
+}
