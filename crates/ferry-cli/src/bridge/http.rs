@@ -15,6 +15,7 @@
 //! that does not answers with its own error, which the client gets (the bridge does not
 //! translate between eras).
 
+use crate::stderr::note;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::{Arc, OnceLock};
@@ -62,7 +63,7 @@ pub(crate) async fn run(
     let listener = match tokio::net::TcpListener::bind(addr).await {
         Ok(listener) => listener,
         Err(e) => {
-            eprintln!("ferry bridge: cannot listen on {addr}: {e}");
+            note!("ferry bridge: cannot listen on {addr}: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -80,9 +81,9 @@ pub(crate) async fn run(
             stateless: OnceLock::new(),
         })
     };
-    eprintln!("ferry bridge: MCP on http://{bound}{}", config.endpoint);
+    note!("ferry bridge: MCP on http://{bound}{}", config.endpoint);
     if let Some(sse) = &config.legacy_sse {
-        eprintln!("ferry bridge: 2024-11-05 HTTP+SSE on http://{bound}{sse}");
+        note!("ferry bridge: 2024-11-05 HTTP+SSE on http://{bound}{sse}");
     }
     // The HTTP layer's own checks (revisions in `MCP-Protocol-Version`) use a server
     // without tools: every revision Ferry knows is accepted and passed on to the child.
@@ -92,7 +93,7 @@ pub(crate) async fn run(
         served = ferry::http::serve_router(router, listener) => match served {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("ferry bridge: {e}");
+                note!("ferry bridge: {e}");
                 ExitCode::FAILURE
             }
         },

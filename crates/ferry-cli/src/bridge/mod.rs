@@ -6,6 +6,7 @@ mod mux;
 mod stdio;
 mod upstream;
 
+use crate::stderr::note;
 use std::process::ExitCode;
 
 use clap::Args;
@@ -58,24 +59,22 @@ pub(crate) async fn run(args: BridgeArgs) -> ExitCode {
         return stdio::run(url, &args.headers, max_frame_bytes).await;
     }
     let Some(spec) = args.http else {
-        eprintln!("ferry bridge: give --http ADDR -- command, or --stdio URL");
+        note!("ferry bridge: give --http ADDR -- command, or --stdio URL");
         return ExitCode::from(2);
     };
     let Some((program, rest)) = args.command.split_first() else {
-        eprintln!("ferry bridge: --http needs the server's command after `--`");
+        note!("ferry bridge: --http needs the server's command after `--`");
         return ExitCode::from(2);
     };
     let addr = match address(&spec) {
         Ok(addr) => addr,
         Err(e) => {
-            eprintln!("ferry bridge: {e}");
+            note!("ferry bridge: {e}");
             return ExitCode::from(2);
         }
     };
     if !addr.ip().is_loopback() && !args.public {
-        eprintln!(
-            "ferry bridge: {addr} is not a loopback address; pass --public to serve other hosts"
-        );
+        note!("ferry bridge: {addr} is not a loopback address; pass --public to serve other hosts");
         return ExitCode::from(2);
     }
     let child = upstream::ChildSpec {

@@ -9,6 +9,7 @@
 //! protocol only (logs go to stderr). When stdin closes, the session is DELETEd and the
 //! bridge exits.
 
+use crate::stderr::note;
 use std::process::ExitCode;
 
 use ferry::engine::TransportEvent;
@@ -25,7 +26,7 @@ pub(crate) async fn run(
         config = match config.header(name, value) {
             Ok(config) => config,
             Err(e) => {
-                eprintln!("ferry bridge: --header {e}");
+                note!("ferry bridge: --header {e}");
                 return ExitCode::from(2);
             }
         };
@@ -33,7 +34,7 @@ pub(crate) async fn run(
     let (mut http, connection) = match ferry::http_client::connect(url, config) {
         Ok(connected) => connected,
         Err(e) => {
-            eprintln!("ferry bridge: {e}");
+            note!("ferry bridge: {e}");
             return ExitCode::from(2);
         }
     };
@@ -52,12 +53,12 @@ pub(crate) async fn run(
                     }
                     initializing = initialize_id(&frame);
                     if http.outgoing.send(frame).await.is_err() {
-                        eprintln!("ferry bridge: the HTTP connection ended");
+                        note!("ferry bridge: the HTTP connection ended");
                         break ExitCode::FAILURE;
                     }
                 }
                 Some(TransportEvent::Oversized { bytes }) => {
-                    eprintln!("ferry bridge: a {bytes}-byte line on stdin is over the limit; dropped");
+                    note!("ferry bridge: a {bytes}-byte line on stdin is over the limit; dropped");
                 }
                 Some(_) => {}
                 None => break ExitCode::SUCCESS,
@@ -83,7 +84,7 @@ pub(crate) async fn run(
                 }
                 Some(_) => {}
                 None => {
-                    eprintln!("ferry bridge: the HTTP connection ended");
+                    note!("ferry bridge: the HTTP connection ended");
                     break ExitCode::FAILURE;
                 }
             },
