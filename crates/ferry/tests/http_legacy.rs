@@ -1,7 +1,7 @@
 //! The 2024-11-05 HTTP+SSE server transport over real sockets on 127.0.0.1: the `endpoint`
 //! event, POSTs answered 202 with their answers on the SSE stream, progress, every refusal
-//! (400, 403, 404, 406, 413, 415, 503), keep-alives, the session ending with its stream,
-//! the shared session limit and graceful shutdown.
+//! (400, 403, 404, 406, 413, 415, 503), keep-alives, the session ending with its stream
+//! or after its idle time, the shared session limit and graceful shutdown.
 
 use std::time::Duration;
 
@@ -359,6 +359,40 @@ async fn sessions_of_both_transports_share_the_limit() {
         .unwrap();
     assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
     drop(s);
+}
+
+#[tokio::test]
+async fn an_abandoned_session_expires_and_frees_its_place() {
+    let config = HttpConfig::default()
+        .session_idle_timeout(Duration::from_millis(300))
+        .sse_keep_alive(Duration::from_millis(50))
+        .max_sessions(1);
+    let f = start(config).await;
+    let mut s = f.open().await;
+    s.initialize().await;
+    // A request in flight longer than the idle time keeps the session.
+    s.send(&call(1, "slow", json!({"ms": 900}))).await;
+    assert_eq!(s.events.message().await["id"], 1);
+    s.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
+        .await;
+    assert_eq!(s.events.message().await["id"], 2);
+    // Then the client goes quiet but keeps the connection (reading its keep-alives, which
+    // are no activity): the session expires and its stream ends.
+    let comments = s.events.comments;
+    let end = tokio::time::timeout(Duration::from_secs(10), s.events.next())
+        .await
+        .expect("the idle session's stream ended");
+    assert!(end.is_none(), "no message was due: {end:?}");
+    assert!(s.events.comments > comments, "keep-alives while idle");
+    let response = s
+        .post(&json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    // Its place under the session limit is free again.
+    let mut again = f.open().await;
+    again.initialize().await;
 }
 
 #[tokio::test]

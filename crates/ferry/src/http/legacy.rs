@@ -11,7 +11,7 @@
 //! | `GET /sse` beyond [`super::HttpConfig::max_sessions`] (shared with the session era) or during shutdown | 503 |
 //! | `POST /messages?sessionId=ID`, a JSON-RPC message (or batch) | 202 `Accepted`; the engine's answer goes out on the SSE stream |
 //! | `POST` without `sessionId` | 400 |
-//! | `POST` with an unknown `sessionId` (never issued, or its SSE stream closed) | 404 |
+//! | `POST` with an unknown `sessionId` (never issued, its SSE stream closed, or idle past [`super::HttpConfig::session_idle_timeout`]) | 404 |
 //! | `POST` body not `application/json` / over the body limit / not JSON | 415 / 413 / 400 |
 //! | foreign `Origin` / `Host` | 403 / 421 (as on the Streamable HTTP endpoint) |
 //!
@@ -20,10 +20,14 @@
 //! message into the engine; everything the engine sends (responses, notifications, server
 //! requests) is one `message` event on the SSE stream. The id is 128 bits from the OS
 //! CSPRNG. Closing the SSE stream ends the session (the engine's input closes; in-flight
-//! handlers get the engine's shutdown grace) and its id then gets 404. There is no idle
-//! timeout beyond that: the session lives exactly as long as its stream, whose keep-alive
-//! comments ([`super::HttpConfig::sse_keep_alive`]) reveal a vanished client. The per-session
-//! stream limit does not apply (one stream; POSTs are answered at once).
+//! handlers get the engine's shutdown grace) and its id then gets 404. Keep-alive comments
+//! ([`super::HttpConfig::sse_keep_alive`]) reveal a client that vanished with a reset, but
+//! not one whose connection lingers (a peer gone without a word, a client that no longer
+//! reads): so, as in the session era, a session idle for
+//! [`super::HttpConfig::session_idle_timeout`] — no POST, no message sent on its stream, no
+//! request awaiting its response — is ended: its stream closes and its id gets 404. Its
+//! sessions count towards [`super::HttpConfig::max_sessions`] with the session era's. The
+//! per-session stream limit does not apply (one stream; POSTs are answered at once).
 //!
 //! **Shutdown.** `serve_with_shutdown` closes every engine's input: in-flight requests still
 //! answer on their stream (within the engine's shutdown grace), then the stream ends.
@@ -31,16 +35,19 @@
 //! The `endpoint` URI is the configured messages path as given: when the router is nested
 //! under a prefix, configure the full path (`/prefix/messages`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use ferry_protocol::RequestId;
 use ferry_protocol::jsonrpc::ErrorObject;
-use serde::de::IgnoredAny;
+use serde::Deserialize;
+use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -57,14 +64,109 @@ const ENGINE_QUEUE: usize = 32;
 pub(crate) struct LegacySessions {
     map: Mutex<HashMap<String, Entry>>,
     shutdown: CancellationToken,
+    /// Set once the sweeper task runs.
+    sweeper: std::sync::OnceLock<()>,
 }
 
-/// One session: its engine's input, and the principal that opened it (if an
-/// authentication layer named one: see [`SessionOwner`]).
+/// One session: its engine's input, its activity, and the principal that opened it (if
+/// an authentication layer named one: see [`SessionOwner`]).
 #[derive(Clone)]
 struct Entry {
     to_engine: mpsc::Sender<TransportEvent>,
+    activity: Arc<Activity>,
     owner: Option<SessionOwner>,
+}
+
+/// What keeps a session from being idle: POSTs, messages sent on its stream, requests
+/// awaiting their responses.
+struct Activity {
+    last: Mutex<Instant>,
+    /// Requests posted and not yet answered (nor cancelled).
+    pending: Mutex<HashSet<RequestId>>,
+    /// Cancelled when the session expires: its stream ends.
+    expired: CancellationToken,
+}
+
+#[derive(Deserialize)]
+struct IdProbe {
+    id: Option<RequestId>,
+    method: Option<serde::de::IgnoredAny>,
+}
+
+impl Activity {
+    fn new() -> Activity {
+        Activity {
+            last: Mutex::new(Instant::now()),
+            pending: Mutex::default(),
+            expired: CancellationToken::new(),
+        }
+    }
+
+    fn touch(&self) {
+        *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+    }
+
+    fn pending(&self) -> std::sync::MutexGuard<'_, HashSet<RequestId>> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn idle(&self, idle: Duration) -> bool {
+        self.pending().is_empty()
+            && self
+                .last
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .elapsed()
+                > idle
+    }
+
+    /// The client posted `message` (one message or a batch): note its requests, and
+    /// forget those it cancels.
+    fn posted(&self, message: &Value) {
+        let entries = match message {
+            Value::Array(entries) => entries.iter().collect(),
+            other => vec![other],
+        };
+        let mut pending = self.pending();
+        for entry in entries {
+            let method = entry.get("method").and_then(Value::as_str);
+            let id = |value: Option<&Value>| {
+                value.and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok())
+            };
+            match (method, id(entry.get("id"))) {
+                (Some(_), Some(id)) => {
+                    pending.insert(id);
+                }
+                (Some("notifications/cancelled"), None) => {
+                    if let Some(id) = id(entry.pointer("/params/requestId")) {
+                        pending.remove(&id);
+                    }
+                }
+                _ => {}
+            }
+        }
+        drop(pending);
+        self.touch();
+    }
+
+    /// The engine sent `frame` on the stream: the requests it answers are done.
+    fn sent(&self, frame: &[u8]) {
+        let probes = if frame.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+            serde_json::from_slice::<Vec<IdProbe>>(frame).unwrap_or_default()
+        } else {
+            serde_json::from_slice::<IdProbe>(frame)
+                .map(|p| vec![p])
+                .unwrap_or_default()
+        };
+        let mut pending = self.pending();
+        for probe in probes {
+            if let (Some(id), None) = (probe.id, probe.method) {
+                pending.remove(&id);
+            }
+        }
+        drop(pending);
+        self.touch();
+    }
 }
 
 impl LegacySessions {
@@ -82,6 +184,44 @@ impl LegacySessions {
     pub(crate) fn shutdown(&self) {
         self.shutdown.cancel();
         self.map().clear();
+    }
+
+    /// The live session `id`; an idle-expired one is ended here.
+    fn find(&self, id: &str, idle: Duration) -> Option<Entry> {
+        let mut map = self.map();
+        let entry = map.get(id)?;
+        if entry.activity.idle(idle) {
+            let entry = map.remove(id)?;
+            entry.activity.expired.cancel();
+            return None;
+        }
+        Some(entry.clone())
+    }
+
+    /// End every idle-expired session: its stream closes, its engine's input too.
+    fn sweep(&self, idle: Duration) {
+        let mut map = self.map();
+        map.retain(|id, entry| {
+            let expired = entry.activity.idle(idle);
+            if expired {
+                tracing::debug!(session = %id, "HTTP+SSE session expired");
+                entry.activity.expired.cancel();
+            }
+            !expired
+        });
+    }
+}
+
+async fn sweep(shared: Weak<Shared>, every: Duration) {
+    loop {
+        tokio::time::sleep(every).await;
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        if shared.legacy.shutdown.is_cancelled() {
+            return;
+        }
+        shared.legacy.sweep(shared.config.session_idle_timeout);
     }
 }
 
@@ -111,7 +251,7 @@ pub(crate) async fn get(State(shared): State<Arc<Shared>>, request: Request) -> 
     let id = super::session::new_session_id();
     // Read before taking the legacy lock: the session era takes its lock, then this one.
     let session_era = shared.sessions.len();
-    let (incoming, outgoing, from_engine) = {
+    let (incoming, outgoing, from_engine, activity) = {
         let mut map = shared.legacy.map();
         if shared.legacy.shutdown.is_cancelled() {
             return unavailable("the server is shutting down".to_owned());
@@ -125,9 +265,21 @@ pub(crate) async fn get(State(shared): State<Arc<Shared>>, request: Request) -> 
         let (to_engine, incoming) = mpsc::channel(ENGINE_QUEUE);
         let (outgoing, from_engine) = mpsc::channel(shared.server.inner.engine.write_queue.max(1));
         let owner = request.extensions().get::<SessionOwner>().cloned();
-        map.insert(id.clone(), Entry { to_engine, owner });
-        (incoming, outgoing, from_engine)
+        let activity = Arc::new(Activity::new());
+        let entry = Entry {
+            to_engine,
+            activity: Arc::clone(&activity),
+            owner,
+        };
+        map.insert(id.clone(), entry);
+        (incoming, outgoing, from_engine, activity)
     };
+    let idle = shared.config.session_idle_timeout;
+    let weak = Arc::downgrade(&shared);
+    shared.legacy.sweeper.get_or_init(|| {
+        let every = (idle / 2).clamp(Duration::from_millis(10), Duration::from_secs(30));
+        drop(tokio::spawn(sweep(weak, every)));
+    });
     // The engine ends once its input closes (the session leaves the map).
     shared.backend.connect(
         super::Connection::Legacy,
@@ -135,7 +287,7 @@ pub(crate) async fn get(State(shared): State<Arc<Shared>>, request: Request) -> 
     );
     let endpoint = format!("{}?sessionId={id}", shared.config.legacy_messages);
     tracing::debug!(session = %id, "HTTP+SSE session started");
-    stream(&shared, id, endpoint, from_engine)
+    stream(&shared, id, endpoint, from_engine, activity)
 }
 
 /// The SSE response: the `endpoint` event, then every frame of the engine, with keep-alives,
@@ -145,11 +297,13 @@ fn stream(
     id: String,
     endpoint: String,
     from_engine: mpsc::Receiver<Frame>,
+    activity: Arc<Activity>,
 ) -> Response {
     struct Sse {
         first: Option<Bytes>,
         from_engine: mpsc::Receiver<Frame>,
         ticks: tokio::time::Interval,
+        activity: Arc<Activity>,
         _registration: Registration,
     }
     let keep_alive = shared.config.sse_keep_alive;
@@ -159,6 +313,7 @@ fn stream(
         ))),
         from_engine,
         ticks: tokio::time::interval_at(tokio::time::Instant::now() + keep_alive, keep_alive),
+        activity,
         _registration: Registration {
             shared: Arc::clone(shared),
             id,
@@ -169,8 +324,13 @@ fn stream(
             return Some((Ok::<_, Infallible>(first), s));
         }
         let bytes = tokio::select! {
-            frame = s.from_engine.recv() => sse::event(&frame?),
+            frame = s.from_engine.recv() => {
+                let frame = frame?;
+                s.activity.sent(&frame);
+                sse::event(&frame)
+            }
             _ = s.ticks.tick() => sse::keep_alive(),
+            () = s.activity.expired.cancelled() => return None,
         };
         s.ticks.reset();
         Some((Ok(bytes), s))
@@ -191,7 +351,7 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
         );
     };
     let data = RequestData::of(&parts.extensions);
-    let Some(entry) = shared.legacy.map().get(id).cloned() else {
+    let Some(entry) = shared.legacy.find(id, shared.config.session_idle_timeout) else {
         return unknown_session();
     };
     // A session opened by an owner is unknown to anyone else.
@@ -209,9 +369,13 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
         Ok(bytes) => bytes,
         Err(response) => return response,
     };
-    if let Err(e) = serde_json::from_slice::<IgnoredAny>(&bytes) {
-        return error_response(StatusCode::BAD_REQUEST, None, ErrorObject::parse_error(e));
-    }
+    let message = match serde_json::from_slice::<Value>(&bytes) {
+        Ok(message) => message,
+        Err(e) => {
+            return error_response(StatusCode::BAD_REQUEST, None, ErrorObject::parse_error(e));
+        }
+    };
+    entry.activity.posted(&message);
     let event = match data.attachment {
         Some(attachment) => TransportEvent::Attached(bytes.to_vec(), attachment),
         None => TransportEvent::Frame(bytes.to_vec()),
@@ -240,7 +404,7 @@ fn unknown_session() -> Response {
         StatusCode::NOT_FOUND,
         None,
         ErrorObject::invalid_request(
-            "Session not found: its SSE stream is closed; GET the SSE endpoint again",
+            "Session not found: its SSE stream closed or it expired; GET the SSE endpoint again",
         ),
     )
 }
