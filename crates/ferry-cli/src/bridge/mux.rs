@@ -13,7 +13,9 @@
 //!   working for: the only one with requests in flight, else the one that sent the latest
 //!   request (stdio carries no other hint; with one connection per child, as in the
 //!   per-session mode, this is exact). Responses to the child's requests go back as they
-//!   are. Other notifications (list changes, resource updates) go to every session.
+//!   are. A request aimed at a 2026-07-28 HTTP request (which cannot be asked back) is
+//!   refused to the child at once. Other notifications (list changes, resource updates)
+//!   go to every session.
 //! - **A dead child**: every request in flight is answered with a JSON-RPC error.
 
 use std::collections::HashMap;
@@ -280,6 +282,16 @@ impl Mux {
                         "no client is connected to answer this request",
                     )];
                 };
+                if self.clients.get(&client).is_some_and(|c| c.stateless) {
+                    // A 2026-07-28 HTTP request cannot be asked back (its server asks
+                    // with an input-required result instead): refuse at once rather than
+                    // leave the child waiting.
+                    return vec![error(
+                        &id,
+                        LOST,
+                        "the client is a 2026-07-28 HTTP request, which cannot be sent requests",
+                    )];
+                }
                 self.asked.insert(id.to_string(), client);
                 self.send(client, frame(&message));
                 Vec::new()

@@ -1,0 +1,95 @@
+//! The official TypeScript SDK's client (npm `@modelcontextprotocol/sdk`,
+//! `interop/ts/client.mjs`: tools, structured output, resources, prompts, progress,
+//! cancellation, sampling, elicitation, roots) against Ferry's reference server through
+//! `ferry bridge`: Streamable HTTP and 2024-11-05 HTTP+SSE into `bridge --http` in front of
+//! `ferry serve` on stdio (each mode), and stdio into `bridge --stdio` in front of
+//! `ferry serve --http`. The SDK is installed by `interop/install.sh` (`npm ci`).
+
+#![cfg(unix)]
+
+mod bridge_support;
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+
+use bridge_support::{FERRY, bridge_http, serve_http};
+use serde_json::Value;
+
+fn interop_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../interop")
+}
+
+/// `interop/install.sh` once per test binary (it serializes with other binaries itself).
+fn install() {
+    static DONE: Mutex<bool> = Mutex::new(false);
+    let mut done = DONE.lock().unwrap_or_else(|e| e.into_inner());
+    if !*done {
+        let status = Command::new(interop_dir().join("install.sh"))
+            .status()
+            .expect("interop/install.sh runs (needs sh, npm, python3)");
+        assert!(status.success(), "interop/install.sh failed");
+        *done = true;
+    }
+}
+
+/// Run `node interop/ts/client.mjs ARGS`: every verdict must be ok, and there must be some.
+fn ts_client(args: &[&str]) {
+    install();
+    let mut child = Command::new("node")
+        .arg(interop_dir().join("ts/client.mjs"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn node");
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let verdicts: Vec<Value> = stdout
+        .lines()
+        .map_while(Result::ok)
+        .map(|line| serde_json::from_str(&line).unwrap_or_else(|_| panic!("not a verdict: {line}")))
+        .collect();
+    let status = child.wait().unwrap();
+    let failed: Vec<&Value> = verdicts.iter().filter(|v| v["ok"] != true).collect();
+    assert!(failed.is_empty(), "{args:?}: {failed:#?}");
+    let checks: Vec<&str> = verdicts
+        .iter()
+        .filter_map(|v| v["check"].as_str())
+        .collect();
+    for expected in [
+        "tools",
+        "progress",
+        "cancellation",
+        "sampling",
+        "elicitation",
+    ] {
+        assert!(
+            checks.contains(&expected),
+            "{args:?}: no {expected} in {checks:?}"
+        );
+    }
+    assert!(status.success(), "{args:?}: {status}");
+}
+
+#[test]
+fn ts_sdk_client_over_streamable_http_through_bridge_http() {
+    for mode in ["--per-session", "--shared"] {
+        let bridge = bridge_http(&[mode], &[FERRY, "serve"]);
+        ts_client(&["http", &bridge.url]);
+    }
+}
+
+#[test]
+fn ts_sdk_client_over_legacy_sse_through_bridge_http() {
+    let bridge = bridge_http(&[], &[FERRY, "serve"]);
+    let sse = bridge.url.replace("/mcp", "/sse");
+    ts_client(&["sse", &sse]);
+}
+
+#[test]
+fn ts_sdk_client_over_stdio_through_bridge_stdio() {
+    let served = serve_http();
+    ts_client(&["stdio", FERRY, "bridge", "--stdio", &served.url]);
+}
