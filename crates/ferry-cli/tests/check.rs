@@ -70,6 +70,14 @@ fn ferry_serve_over_stdio_passes_every_revision() {
         "stateless.unsupported-version",
         "jsonrpc.batch-supported",
         "lifecycle.unsupported-version-counter-offer",
+        "lifecycle.counter-offer-served",
+        "lifecycle.supported-versions-honest",
+        "lifecycle.same-version-again",
+        "lifecycle.same-capabilities-again",
+        "logging.level-filters-a-logging-tool",
+        "logging.no-level-no-messages",
+        "capabilities.subscribe-honest",
+        "stateless.listen-acknowledged",
     ] {
         assert_eq!(status(&report, id), "pass", "{id}");
     }
@@ -134,6 +142,10 @@ fn ferry_serve_over_http_passes_every_revision() {
         "http.resumability",
         "http.resume-same-stream",
         "http.https-unless-loopback",
+        "logging.level-filters-a-logging-tool",
+        "capabilities.subscribe-honest",
+        "stateless.listen-acknowledged",
+        "lifecycle.same-version-again",
         "jsonrpc.invalid-request",
         "shapes.call-tool",
     ] {
@@ -213,6 +225,9 @@ fn a_broken_http_server_is_reported_with_the_rules_it_breaks() {
         ("MUST", "http.resume-same-stream"),
         ("SHOULD", "http.resumability"),
         ("SHOULD", "http.post-accept-406"),
+        ("MUST", "capabilities.subscribe-honest"),
+        ("MUST", "lifecycle.counter-offer-served"),
+        ("SHOULD", "logging.level-filters-a-logging-tool"),
     ] {
         assert!(
             failed.contains(&(level.into(), id.into())),
@@ -223,6 +238,10 @@ fn a_broken_http_server_is_reported_with_the_rules_it_breaks() {
     assert!(
         report.contains("cut after event \"e1\", then GET with Last-Event-ID \"e1\"")
             && report.contains("repeated a message from before the cut"),
+        "{report}"
+    );
+    assert!(
+        report.contains("at level warning it still logged [\"debug\", \"info\"]"),
         "{report}"
     );
     // What it gets right passes.

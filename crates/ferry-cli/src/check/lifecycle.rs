@@ -135,8 +135,12 @@ pub(crate) async fn second_initialize(
 }
 
 /// The checks that need a connection of their own and no revision: a request before
-/// `initialize`, then `initialize` with a version nobody supports.
-pub(crate) async fn fresh_connection_checks(conn: &mut Conn, findings: &mut Findings) {
+/// `initialize`, then `initialize` with a version nobody supports (what was offered
+/// instead is returned: `(asked, offered)`).
+pub(crate) async fn fresh_connection_checks(
+    conn: &mut Conn,
+    findings: &mut Findings,
+) -> Option<(String, String)> {
     let reply = conn.request("tools/list", None).await;
     // Over HTTP, a 4xx status is the refusal (its body cannot name a session's request).
     let http_refused = conn
@@ -169,4 +173,11 @@ pub(crate) async fn fresh_connection_checks(conn: &mut Conn, findings: &mut Find
         )),
     };
     findings.record(&VERSION_COUNTER_OFFER, None, outcome);
+    let offered = match &reply {
+        Reply::Result(result) => result.get("protocolVersion").and_then(Value::as_str),
+        _ => None,
+    };
+    offered
+        .filter(|o| *o != unsupported)
+        .map(|o| (unsupported.to_owned(), o.to_owned()))
 }

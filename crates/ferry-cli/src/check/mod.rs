@@ -30,6 +30,7 @@ mod http_resume;
 mod http_session;
 mod jsonrpc;
 mod lifecycle;
+mod logging;
 mod model;
 mod pagination;
 mod probe;
@@ -39,8 +40,10 @@ mod shapes;
 mod stateless;
 mod stateless_http;
 mod stdio;
+mod subscriptions;
 mod target;
 mod utilities;
+mod versions;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -171,18 +174,19 @@ async fn check(
 ) -> Result<Report, String> {
     let mut findings = Findings::default();
     let mut statuses = Vec::new();
-    // What server/discover said the server supports, if it answered.
-    let mut claimed: Option<Vec<String>> = None;
+    // What the run sees of versions (what server/discover claims, what is accepted).
+    let mut seen = versions::Seen::default();
     let mut session_accepted = false;
     let mut cancel_in_flight = true;
     for &revision in revisions {
+        seen.tried.push(revision);
         let mut conn = target.open(timing)?;
         let mut schema = Schema::of(revision);
         let capabilities = match revision.era() {
             Era::Stateless => {
                 match stateless::discover(&mut conn, revision, &mut schema, &mut findings).await {
                     Some((capabilities, supported)) => {
-                        claimed = Some(supported);
+                        seen.claimed = Some(supported);
                         Ok(capabilities)
                     }
                     None => Err("server/discover was not answered with a result".to_owned()),
@@ -192,10 +196,13 @@ async fn check(
                 match lifecycle::handshake(&mut conn, revision, &mut schema, &mut findings).await {
                     Handshake::Accepted { capabilities } => Ok(capabilities),
                     Handshake::CounterOffer(offered) => {
-                        Err(format!("initialize offered {offered} instead"))
+                        let why = format!("initialize offered {offered} instead");
+                        seen.offers.push((revision.as_str().to_owned(), offered));
+                        Err(why)
                     }
                     Handshake::Failed(evidence) => {
-                        let expected = claimed
+                        let expected = seen
+                            .claimed
                             .as_ref()
                             .is_none_or(|c| c.iter().any(|v| v == revision.as_str()));
                         if expected {
@@ -218,6 +225,7 @@ async fn check(
             }
         };
         session_accepted |= revision.era() == Era::Session;
+        seen.accepted.push((revision, capabilities.clone()));
         statuses.push(RevisionStatus {
             revision: revision.as_str(),
             not_offered: None,
@@ -233,6 +241,7 @@ async fn check(
             level_set_at: None,
             slow_tool: None,
             resumable_call: None,
+            logging_tool: None,
             cancel_in_flight,
         };
         run_checks(&mut probe).await;
@@ -241,9 +250,12 @@ async fn check(
     }
     if session_accepted {
         let mut conn = target.open(timing)?;
-        lifecycle::fresh_connection_checks(&mut conn, &mut findings).await;
+        if let Some(offer) = lifecycle::fresh_connection_checks(&mut conn, &mut findings).await {
+            seen.offers.push(offer);
+        }
         conn.close().await;
     }
+    versions::check(target, timing, &seen, &mut findings).await;
     statuses.sort_by_key(|s| s.revision);
     Ok(Report {
         target: target.describe(),
@@ -256,6 +268,10 @@ async fn check(
 async fn run_checks(probe: &mut Probe<'_>) {
     http::after_handshake(probe);
     if probe.stateless() {
+        // Every tool call asks for log messages at warning and above.
+        if probe.declares("logging") {
+            probe.level_set_at = Some(0);
+        }
         stateless::check(probe).await;
     } else {
         capabilities::logging(probe).await;
@@ -264,7 +280,8 @@ async fn run_checks(probe: &mut Probe<'_>) {
     jsonrpc::check(probe).await;
     let inventory = capabilities::check(probe).await;
     shapes::exercise(probe, &inventory).await;
-    utilities::logging_invalid_level(probe).await;
+    subscriptions::check(probe, &inventory).await;
+    logging::invalid_level(probe).await;
     utilities::cancellation(probe).await;
     if !probe.stateless() {
         lifecycle::second_initialize(&mut probe.conn, probe.revision, probe.findings).await;
@@ -274,7 +291,8 @@ async fn run_checks(probe: &mut Probe<'_>) {
     let _ = probe.conn.drain(grace).await;
     shapes::notifications(probe);
     utilities::progress(probe);
-    utilities::logging_messages(probe);
+    logging::messages(probe);
+    logging::filtering(probe).await;
     capabilities::client_capabilities(probe);
     if probe.conn.http.is_some() {
         http::check(probe).await;

@@ -40,6 +40,9 @@ pub(crate) struct Probe<'a> {
     /// A tool call that reported progress before its result (name, arguments, how many
     /// progress notifications it sent): the resumability check cuts its stream.
     pub(crate) resumable_call: Option<(String, Value, usize)>,
+    /// A tool that sent log messages during its call (name, arguments): the logging
+    /// check calls it at several levels.
+    pub(crate) logging_tool: Option<(String, Value)>,
     /// Whether to check cancellation in flight (once per run: it waits for a slow tool).
     pub(crate) cancel_in_flight: bool,
 }

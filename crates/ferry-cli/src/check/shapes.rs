@@ -2,6 +2,7 @@
 //! revision's schema, and what the server lists is used: resources read, prompts got,
 //! tools called (by the tool policy), names that do not exist asked for.
 
+use ferry::protocol::types::keys;
 use ferry::protocol::{Feature, ProtocolVersion};
 use serde_json::{Value, json};
 
@@ -165,13 +166,25 @@ async fn call_tool(probe: &mut Probe<'_>, tool: &Value) {
     }
     let token = json!(format!("ferry-check-{name}"));
     probe.progress_tokens.push(token.clone());
+    let mut meta = json!({"progressToken": &token});
+    if probe.stateless() && probe.declares("logging") {
+        // The level the checker sets in the session era.
+        meta[keys::LOG_LEVEL] = json!("warning");
+    }
+    let before = probe.conn.notifications.len();
     let started = std::time::Instant::now();
     let reply = probe
         .call(
             "tools/call",
-            json!({"name": name, "arguments": &arguments, "_meta": {"progressToken": &token}}),
+            json!({"name": name, "arguments": &arguments, "_meta": meta}),
         )
         .await;
+    let logged = probe.conn.notifications[before..]
+        .iter()
+        .any(|n| n.get("method") == Some(&json!("notifications/message")));
+    if logged && probe.logging_tool.is_none() {
+        probe.logging_tool = Some((name.to_owned(), arguments.clone()));
+    }
     tracing::debug!(tool = name, elapsed = ?started.elapsed(), "ferry check: tools/call");
     let progress = probe
         .conn

@@ -1,4 +1,4 @@
-//! Utilities: ping, cancellation, progress, logging.
+//! Utilities: ping, cancellation, progress (logging is in [`super::logging`]).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -45,28 +45,6 @@ requirement!(
     Must,
     "the progress value increases with each notification for a token"
 );
-requirement!(
-    LOG_LEVEL_INVALID,
-    "logging.invalid-level",
-    Logging,
-    Should,
-    "logging/setLevel with an unknown level is refused with error -32602"
-);
-requirement!(
-    LOG_FILTERED,
-    "logging.level-honoured",
-    Logging,
-    Should,
-    "after logging/setLevel, no log message below that level is sent"
-);
-requirement!(
-    LOG_DECLARED,
-    "logging.capability-declared",
-    Logging,
-    Must,
-    "a server that sends log messages declares the logging capability"
-);
-
 /// Ping (session era).
 pub(crate) async fn ping(probe: &mut Probe<'_>) {
     if !probe.revision.has(Feature::Ping) {
@@ -208,97 +186,4 @@ pub(crate) fn progress(probe: &mut Probe<'_>) {
         probe.record(&PROGRESS_TOKEN, Outcome::Skip(reason.into()));
         probe.record(&PROGRESS_MONOTONIC, Outcome::Skip(reason.into()));
     }
-}
-
-/// Syslog severities, least severe first.
-const LEVELS: [&str; 8] = [
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-];
-
-/// An invalid level (session era, when declared).
-pub(crate) async fn logging_invalid_level(probe: &mut Probe<'_>) {
-    if !probe.revision.has(Feature::SetLevel) || !probe.declares("logging") {
-        return;
-    }
-    let reply = probe
-        .call("logging/setLevel", json!({"level": "ferry-check"}))
-        .await;
-    probe.expect(&LOG_LEVEL_INVALID, reply.code() == Some(-32602), || {
-        format!("logging/setLevel ferry-check got {}", reply.describe())
-    });
-    // Back to the level the checker set at the start.
-    let _ = probe
-        .call("logging/setLevel", json!({"level": "warning"}))
-        .await;
-}
-
-/// Judge the log messages received: the checker set `warning` right after the handshake
-/// (session era with logging declared), so nothing below it may come.
-pub(crate) fn logging_messages(probe: &mut Probe<'_>) {
-    let messages: Vec<Value> = probe
-        .conn
-        .notifications
-        .iter()
-        .filter(|n| n.get("method") == Some(&json!("notifications/message")))
-        .cloned()
-        .collect();
-    if messages.is_empty() {
-        let reason = "no log message was sent";
-        probe.record(&LOG_FILTERED, Outcome::Skip(reason.into()));
-        probe.record(&LOG_DECLARED, Outcome::Skip(reason.into()));
-        return;
-    }
-    let declared = probe.declares("logging");
-    probe.expect(&LOG_DECLARED, declared, || {
-        format!(
-            "{} log message(s) sent, logging not declared",
-            messages.len()
-        )
-    });
-    if !probe.revision.has(Feature::SetLevel) || !declared {
-        probe.record(
-            &LOG_FILTERED,
-            Outcome::Skip("no logging/setLevel in this revision".into()),
-        );
-        return;
-    }
-    let Some(set_at) = probe.level_set_at else {
-        probe.record(
-            &LOG_FILTERED,
-            Outcome::Skip("logging/setLevel was not accepted".into()),
-        );
-        return;
-    };
-    let messages = &messages_after(probe, set_at);
-    let floor = LEVELS.iter().position(|l| *l == "warning").unwrap_or(0);
-    for message in messages.iter() {
-        let level = message
-            .pointer("/params/level")
-            .and_then(Value::as_str)
-            .unwrap_or("?");
-        let rank = LEVELS.iter().position(|l| *l == level);
-        probe.expect(&LOG_FILTERED, rank.is_some_and(|r| r >= floor), || {
-            format!("level warning was set, yet a {level} message came")
-        });
-    }
-    probe.record(
-        &LOG_FILTERED,
-        Outcome::Skip("no log message came after logging/setLevel".into()),
-    );
-}
-
-/// The log messages received after the first `at` notifications.
-fn messages_after(probe: &Probe<'_>, at: usize) -> Vec<Value> {
-    probe.conn.notifications[at.min(probe.conn.notifications.len())..]
-        .iter()
-        .filter(|n| n.get("method") == Some(&json!("notifications/message")))
-        .cloned()
-        .collect()
 }

@@ -5,7 +5,10 @@
 //  - an unknown session id is served (MUST be 404), and DELETE ends nothing;
 //  - the Accept header is ignored (SHOULD be 406);
 //  - resuming a stream with Last-Event-ID replays it from the start (repeats events), and
-//    adds a progress notification of another request (another stream's message).
+//    adds a progress notification of another request (another stream's message);
+//  - initialize 2024-11-05 is answered with 2025-03-26, which it does not serve either;
+//  - it answers resources/subscribe although it does not declare resources.subscribe;
+//  - its `chatty` tool logs at every level whatever logging/setLevel said.
 "use strict";
 const http = require("node:http");
 
@@ -39,6 +42,16 @@ function call(res, id, token) {
   next();
 }
 
+function chatty(res, id) {
+  sse(res);
+  for (const level of ["debug", "info", "warning", "error"]) {
+    const log = { jsonrpc: "2.0", method: "notifications/message", params: { level, data: level } };
+    res.write(`data: ${JSON.stringify(log)}\n\n`);
+  }
+  const done = { jsonrpc: "2.0", id, result: { content: [{ type: "text", text: "logged" }] } };
+  res.end(`data: ${JSON.stringify(done)}\n\n`);
+}
+
 function answer(res, message) {
   const { id, method, params } = message;
   if (id === undefined || method === undefined) {
@@ -48,22 +61,38 @@ function answer(res, message) {
   const result = (result, headers) => json(res, 200, { jsonrpc: "2.0", id, result }, headers);
   switch (method) {
     case "initialize":
+      if (params && params.protocolVersion === "2024-11-05") {
+        return result({ protocolVersion: "2025-03-26", capabilities: {}, serverInfo: { name: "broken-http", version: "0.0.1" } });
+      }
       return result(
         {
           protocolVersion: "2025-06-18",
-          capabilities: { tools: {} },
+          capabilities: { tools: {}, logging: {}, resources: {} },
           serverInfo: { name: "broken-http", version: "0.0.1" },
         },
         { "mcp-session-id": SESSION },
       );
     case "ping":
+    case "logging/setLevel":
+    case "resources/subscribe":
+    case "resources/unsubscribe":
       return result({});
+    case "resources/list":
+      return result({ resources: [{ uri: "broken://a", name: "a" }] });
+    case "resources/templates/list":
+      return result({ resourceTemplates: [] });
+    case "resources/read":
+      return result({ contents: [{ uri: "broken://a", text: "a" }] });
     case "tools/list":
       return result({
-        tools: [{ name: "count", inputSchema: { type: "object" }, annotations: { readOnlyHint: true } }],
+        tools: [
+          { name: "count", inputSchema: { type: "object" }, annotations: { readOnlyHint: true } },
+          { name: "chatty", inputSchema: { type: "object" }, annotations: { readOnlyHint: true } },
+        ],
       });
     case "tools/call": {
       const token = params && params._meta && params._meta.progressToken;
+      if (params && params.name === "chatty") return chatty(res, id);
       if (params && params.name === "count" && token !== undefined) return call(res, id, token);
       if (params && params.name === "count") return result({ content: [{ type: "text", text: "done" }] });
       return json(res, 200, { jsonrpc: "2.0", id, error: { code: -32602, message: "Unknown tool" } });
