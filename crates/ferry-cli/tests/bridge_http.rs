@@ -271,3 +271,18 @@ fn a_non_loopback_address_needs_public() {
         .expect("run");
     assert_eq!(status.code(), Some(2));
 }
+
+#[tokio::test]
+async fn a_server_that_cannot_start_is_an_error_not_silence() {
+    let bridge = bridge_http(&[], &["/nonexistent/mcp-server"]);
+    let http = reqwest::Client::new();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    let response = post(&http, &bridge.url, None, init).await;
+    let body: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+    assert_eq!(body["id"], 1, "{body}");
+    assert_eq!(body["error"]["code"], -32603, "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("cannot be started"), "{message}");
+}

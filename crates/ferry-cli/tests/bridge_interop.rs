@@ -93,3 +93,40 @@ fn ts_sdk_client_over_stdio_through_bridge_stdio() {
     let served = serve_http();
     ts_client(&["stdio", FERRY, "bridge", "--stdio", &served.url]);
 }
+
+/// A child that speaks only the session era (the TypeScript SDK's server on stdio): a
+/// 2026-07-28 client's `server/discover` reaches it as it is, the child's `-32601` comes
+/// back as HTTP 404, and the client falls back to `initialize` — the session era, with the
+/// child's own answer. Then Ferry's client works through the bridge as usual (progress and
+/// sampling included).
+#[tokio::test]
+async fn a_session_era_child_makes_new_clients_fall_back() {
+    install();
+    let server = interop_dir().join("ts/server.mjs");
+    let server = server.to_string_lossy();
+    let bridge = bridge_http(&[], &["node", &server, "stdio"]);
+    let (client, connection) = bridge_support::connect(&bridge.url, None).await;
+    assert_eq!(
+        client.version(),
+        ferry::protocol::ProtocolVersion::V2025_11_25
+    );
+    assert!(connection.session_id().is_some());
+    let echoed = client
+        .call_tool("echo", serde_json::json!({"text": "via the bridge"}))
+        .await
+        .unwrap();
+    assert_eq!(bridge_support::text_of(&echoed), "via the bridge");
+    let (done, progress) = bridge_support::countdown(&client, 3).await;
+    assert!(!done.is_empty());
+    assert_eq!(progress, vec![1.0, 2.0, 3.0]);
+    let sampled = client
+        .call_tool("sample", serde_json::json!({"prompt": "x"}))
+        .await
+        .unwrap();
+    assert!(
+        bridge_support::text_of(&sampled).contains("sampled x"),
+        "{sampled:?}"
+    );
+    drop(client);
+    connection.close().await;
+}

@@ -81,6 +81,8 @@ pub(crate) struct Mux {
     waiting: Vec<(ClientId, Value)>,
     /// Whether this child process got `notifications/initialized`.
     initialized_sent: bool,
+    /// Whether a connection was ever attached.
+    served: bool,
 }
 
 fn frame(value: &Value) -> Frame {
@@ -92,9 +94,9 @@ fn error(id: &Value, code: i64, message: &str) -> Frame {
 }
 
 impl Mux {
-    /// Whether no connection is attached.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.clients.is_empty()
+    /// Whether no connection is attached (any more: one was).
+    pub(crate) fn deserted(&self) -> bool {
+        self.served && self.clients.is_empty()
     }
 
     /// A connection starts.
@@ -105,6 +107,7 @@ impl Mux {
         stateless: bool,
     ) {
         let last_request = 0;
+        self.served = true;
         self.clients.insert(
             client,
             Client {
@@ -424,7 +427,12 @@ impl Mux {
     /// The child died: every request in flight gets an error; the child's requests are
     /// forgotten.
     pub(crate) fn child_died(&mut self) {
-        let message = "the MCP server process exited before answering; it is being restarted";
+        self.fail_all("the MCP server process exited before answering; it is being restarted");
+    }
+
+    /// Answer every request in flight with an error saying `message`; forget the child's
+    /// requests.
+    pub(crate) fn fail_all(&mut self, message: &str) {
         for (_, pending) in std::mem::take(&mut self.pending) {
             if matches!(pending.kind, Kind::Replay) {
                 continue;

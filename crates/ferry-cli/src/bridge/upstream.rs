@@ -113,8 +113,8 @@ async fn supervise(spec: ChildSpec, mut rx: mpsc::Receiver<Cmd>, end_when_empty:
                     while let Ok(cmd) = rx.try_recv() {
                         let _ = handle(&mut mux, cmd);
                     }
-                    mux.child_died();
-                    if end_when_empty && mux.is_empty() {
+                    mux.fail_all(&format!("the MCP server cannot be started: {e}"));
+                    if end_when_empty && mux.deserted() {
                         return;
                     }
                     tokio::time::sleep(spec.backoff.delay(attempt)).await;
@@ -142,7 +142,7 @@ async fn supervise(spec: ChildSpec, mut rx: mpsc::Receiver<Cmd>, end_when_empty:
                     tracing::error!("ferry bridge: giving up after {} restarts", restarts - 1);
                     return;
                 }
-                if end_when_empty && mux.is_empty() {
+                if end_when_empty && mux.deserted() {
                     return;
                 }
                 tokio::time::sleep(spec.backoff.delay(attempt)).await;
@@ -184,7 +184,7 @@ async fn run(
                 let Some(cmd) = cmd else { return End::Done };
                 let detach = matches!(cmd, Cmd::Detach(_));
                 let frames = handle(mux, cmd);
-                if detach && end_when_empty && mux.is_empty() {
+                if detach && end_when_empty && mux.deserted() {
                     // Cancellations first, then the MCP shutdown.
                     for frame in frames {
                         let _ = to_child.send(frame).await;
