@@ -6,6 +6,11 @@
 //! out until the response with its id. Dropping the HTTP response (the client hung up)
 //! drops the [`Exchange`], which tells the engine `notifications/cancelled` for the request
 //! and closes the connection: the handler is cancelled at once.
+//!
+//! **Shutdown** (`serve_with_shutdown`'s signal): each exchange closes its engine's input,
+//! so a request in flight still answers within the engine's shutdown grace (then it is
+//! cancelled), and a `subscriptions/listen` stream, which has nothing to finish, ends at
+//! once: none holds the server's graceful shutdown open.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -20,6 +25,7 @@ use ferry_protocol::types::keys;
 use ferry_protocol::{Era, ProtocolVersion, RequestId, error_codes};
 use serde_json::Value;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use super::owner::RequestData;
 use super::{Shared, guard, headers, sse};
@@ -170,7 +176,8 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
     let attachment = parts.extensions.get::<Attachment>().cloned();
     let exchange = Exchange::start(&shared, bytes.to_vec(), id, attachment).await;
     if streams {
-        respond_sse(exchange, shared.config.sse_keep_alive).await
+        let listen = method == "subscriptions/listen";
+        respond_sse(exchange, shared.config.sse_keep_alive, listen).await
     } else {
         respond_json(exchange).await
     }
@@ -211,24 +218,32 @@ async fn respond_json(mut exchange: Exchange) -> Response {
 
 /// Answer with an SSE stream, unless the response comes before any notification: then a
 /// JSON object (with its proper status) is simpler for the client and just as valid.
-async fn respond_sse(mut exchange: Exchange, keep_alive: Duration) -> Response {
+/// A `listen` stream ends at once on shutdown.
+async fn respond_sse(mut exchange: Exchange, keep_alive: Duration, listen: bool) -> Response {
     let first = match exchange.next().await {
         Out::Notification(frame) => sse::event(&frame),
         Out::Response(frame, status) => return json_response(status, frame),
         Out::Closed => return closed(),
     };
     struct Stream {
-        exchange: Exchange,
         pending: Option<Bytes>,
         ticks: tokio::time::Interval,
         done: bool,
+        /// Cancelled on shutdown for a `listen` stream; never otherwise.
+        stop: CancellationToken,
+        exchange: Exchange,
     }
     let start = tokio::time::Instant::now() + keep_alive;
     let state = Stream {
-        exchange,
         pending: Some(first),
         ticks: tokio::time::interval_at(start, keep_alive),
         done: false,
+        stop: if listen {
+            exchange.stopping.clone()
+        } else {
+            CancellationToken::new()
+        },
+        exchange,
     };
     let stream = futures_util::stream::unfold(state, |mut s| async move {
         if let Some(bytes) = s.pending.take() {
@@ -247,6 +262,7 @@ async fn respond_sse(mut exchange: Exchange, keep_alive: Duration) -> Response {
                 Out::Closed => return None,
             },
             _ = s.ticks.tick() => sse::keep_alive(),
+            () = s.stop.cancelled() => return None,
         };
         Some((Ok(bytes), s))
     });
@@ -273,10 +289,13 @@ enum Out {
 /// One request on its own connection to the server. Dropped before the response, it
 /// cancels the request.
 struct Exchange {
-    to_engine: mpsc::Sender<TransportEvent>,
+    /// The engine's input; closed (`None`) on shutdown.
+    to_engine: Option<mpsc::Sender<TransportEvent>>,
     from_engine: mpsc::Receiver<Frame>,
     id: RequestId,
     answered: bool,
+    /// The router's shutdown.
+    stopping: CancellationToken,
 }
 
 impl Exchange {
@@ -299,10 +318,11 @@ impl Exchange {
         };
         let _ = to_engine.send(event).await;
         Exchange {
-            to_engine,
+            to_engine: Some(to_engine),
             from_engine,
             id,
             answered: false,
+            stopping: shared.sessions.stopping(),
         }
     }
 
@@ -318,7 +338,16 @@ impl Exchange {
             code: i64,
         }
         loop {
-            let Some(frame) = self.from_engine.recv().await else {
+            let frame = tokio::select! {
+                frame = self.from_engine.recv() => frame,
+                // Shutdown: the engine's input closes; the request answers within the
+                // engine's shutdown grace, then the engine ends.
+                () = self.stopping.cancelled(), if self.to_engine.is_some() => {
+                    self.to_engine = None;
+                    continue;
+                }
+            };
+            let Some(frame) = frame else {
                 return Out::Closed;
             };
             let Ok(probe) = serde_json::from_slice::<Probe>(&frame) else {
@@ -352,8 +381,10 @@ impl Drop for Exchange {
             "method": "notifications/cancelled",
             "params": { "requestId": self.id, "reason": "the HTTP response stream was closed" },
         });
-        if let Ok(frame) = serde_json::to_vec(&cancel) {
-            let _ = self.to_engine.try_send(TransportEvent::Frame(frame));
+        if let Ok(frame) = serde_json::to_vec(&cancel)
+            && let Some(to_engine) = &self.to_engine
+        {
+            let _ = to_engine.try_send(TransportEvent::Frame(frame));
         }
     }
 }

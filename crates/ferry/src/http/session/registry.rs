@@ -32,6 +32,12 @@ impl Sessions {
         self.map.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Cancelled when the router shuts down (`serve_with_shutdown`'s signal): the
+    /// stateless era's exchanges watch it too.
+    pub(crate) fn stopping(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
     /// How many sessions are live.
     pub(crate) fn len(&self) -> usize {
         self.map().len()
