@@ -1,7 +1,8 @@
 //! `ferry serve`: the reference server (or the conformance fixture) on stdio, or on
 //! HTTP with `--http ADDR` (loopback unless `--public` is given): Streamable HTTP at `/mcp`
 //! and the 2024-11-05 HTTP+SSE transport at `/sse`, optionally requiring OAuth bearer
-//! tokens (`--auth-*`, see `serve_auth`).
+//! tokens (`--auth-*`, see `serve_auth`). Ctrl-C or SIGTERM shuts the HTTP server down
+//! gracefully (requests in flight are answered); a second one stops it at once.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::process::ExitCode;
@@ -105,14 +106,49 @@ pub(crate) async fn run(args: ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     }
+    // The first Ctrl-C or SIGTERM shuts down gracefully: no new connections, requests in
+    // flight answered (within the engine's shutdown grace), streams ended; a second one
+    // stops at once.
+    let (first, stopping) = tokio::sync::oneshot::channel::<()>();
+    let signal = async move {
+        stop_signal().await;
+        note!("ferry serve: shutting down; answering the requests in flight (again to stop now)");
+        let _ = first.send(());
+    };
+    let again = async move {
+        if stopping.await.is_ok() {
+            stop_signal().await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
     tokio::select! {
-        served = ferry::http::serve(server, listener, config) => match served {
+        served = ferry::http::serve_with_shutdown(server, listener, config, signal) => match served {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 note!("ferry serve: {e}");
                 ExitCode::FAILURE
             }
         },
-        _ = tokio::signal::ctrl_c() => ExitCode::SUCCESS,
+        () = again => {
+            note!("ferry serve: stopped with requests in flight");
+            ExitCode::FAILURE
+        }
     }
+}
+
+/// Ctrl-C, or SIGTERM (what service managers and `kill` send).
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
