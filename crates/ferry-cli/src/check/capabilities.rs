@@ -40,6 +40,31 @@ requirement!(
     "the server sends no request needing a client capability the client did not declare"
 );
 
+requirement!(
+    LIST_CHANGED_DECLARED,
+    "capabilities.list-changed-declared",
+    Capabilities,
+    Must,
+    "list_changed notifications come only for a feature declaring listChanged, resources/updated only with subscribe declared",
+    "server/tools#list-changed-notification"
+);
+requirement!(
+    NOTIFICATION_NO_ID,
+    "jsonrpc.notification-no-id",
+    JsonRpc,
+    Must,
+    "the server's notifications carry no id",
+    "basic#notifications"
+);
+requirement!(
+    COMPLETION_MAX,
+    "capabilities.completion-at-most-100",
+    Capabilities,
+    Must,
+    "a completion result carries at most 100 values",
+    "server/utilities/completion"
+);
+
 const TOOLS: ListMethod = ListMethod {
     method: "tools/list",
     field: "tools",
@@ -209,6 +234,13 @@ async fn completions(probe: &mut Probe<'_>, inventory: &Inventory) {
                 "the completion/complete result",
                 result,
             );
+            let values = result
+                .pointer("/completion/values")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            probe.expect(&COMPLETION_MAX, values <= 100, || {
+                format!("completion/complete {params} got {values} values")
+            });
         }
         other => probe.record(
             &DECLARED_SERVED,
@@ -229,6 +261,13 @@ pub(crate) fn client_capabilities(probe: &mut Probe<'_>) {
             "sampling/createMessage" | "roots/list" | "elicitation/create"
         )
     };
+    let notifications: Vec<&String> = sent
+        .iter()
+        .filter(|m| m.starts_with("notifications/"))
+        .collect();
+    probe.expect(&NOTIFICATION_NO_ID, notifications.is_empty(), || {
+        format!("sent with an id (as requests): {notifications:?}")
+    });
     let bad: Vec<String> = sent.into_iter().filter(needs_capability).collect();
     probe.expect(&CLIENT_CAPABILITIES_RESPECTED, bad.is_empty(), || {
         format!(
@@ -236,4 +275,40 @@ pub(crate) fn client_capabilities(probe: &mut Probe<'_>) {
             bad.join(", ")
         )
     });
+}
+
+/// Change notifications received, against the capabilities that allow them.
+pub(crate) fn list_changed(probe: &mut Probe<'_>) {
+    let allowed = [
+        ("notifications/tools/list_changed", "/tools/listChanged"),
+        ("notifications/prompts/list_changed", "/prompts/listChanged"),
+        (
+            "notifications/resources/list_changed",
+            "/resources/listChanged",
+        ),
+        ("notifications/resources/updated", "/resources/subscribe"),
+    ];
+    let mut seen = false;
+    let methods: Vec<String> = probe
+        .conn
+        .notifications
+        .iter()
+        .filter_map(|n| n.get("method").and_then(Value::as_str).map(str::to_owned))
+        .collect();
+    for method in methods {
+        let Some((_, capability)) = allowed.iter().find(|(m, _)| *m == method) else {
+            continue;
+        };
+        seen = true;
+        let declared = probe.capabilities.pointer(capability) == Some(&json!(true));
+        probe.expect(&LIST_CHANGED_DECLARED, declared, || {
+            format!("{method} was sent, {} is not declared", &capability[1..])
+        });
+    }
+    if seen {
+        probe.record(&LIST_CHANGED_DECLARED, Outcome::Pass);
+    } else {
+        let reason = "no list_changed or resources/updated notification was sent";
+        probe.record(&LIST_CHANGED_DECLARED, Outcome::Skip(reason.into()));
+    }
 }

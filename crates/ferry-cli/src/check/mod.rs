@@ -21,8 +21,12 @@
 //! (with the evidence: what was sent, what came back) or skip (with the reason); `--json`
 //! prints it as JSON. Exit codes: 0 no MUST failed; 1 a MUST failed; 2 usage error, or
 //! the server could not be started or offered no revision.
+//!
+//! `coverage.rs` maps every server requirement of the test-oriented spec (seed 004) to the
+//! check that tests it, or says why none can, and lists the checks beyond it.
 
 mod capabilities;
+mod coverage;
 mod generate;
 mod http;
 mod http_peer;
@@ -294,6 +298,7 @@ async fn run_checks(probe: &mut Probe<'_>) {
     logging::messages(probe);
     logging::filtering(probe).await;
     capabilities::client_capabilities(probe);
+    capabilities::list_changed(probe);
     if probe.conn.http.is_some() {
         http::check(probe).await;
     } else {

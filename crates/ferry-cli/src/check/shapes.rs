@@ -34,6 +34,14 @@ requirement!(
     "resources/read of a listed resource answers a valid ReadResourceResult"
 );
 requirement!(
+    READ_MIME_TYPE,
+    "shapes.read-mime-type",
+    Shapes,
+    Should,
+    "each content item of a resources/read result names its mimeType",
+    "server/resources#reading-resources"
+);
+requirement!(
     PROMPT_SHAPE,
     "shapes.get-prompt",
     Shapes,
@@ -98,12 +106,23 @@ pub(crate) async fn exercise(probe: &mut Probe<'_>, inventory: &Inventory) {
         let reply = probe.call("resources/read", json!({"uri": uri})).await;
         match reply {
             Reply::Result(result) => {
-                probe.check_shape(
+                let valid = probe.check_shape(
                     &READ_SHAPE,
                     "ReadResourceResult",
                     &format!("resources/read {uri}"),
                     &result,
                 );
+                let contents = result.get("contents").and_then(Value::as_array);
+                let untyped = contents
+                    .into_iter()
+                    .flatten()
+                    .filter(|c| c.get("mimeType").is_none())
+                    .count();
+                if valid {
+                    probe.expect(&READ_MIME_TYPE, untyped == 0, || {
+                        format!("resources/read {uri}: {untyped} content item(s) without mimeType")
+                    });
+                }
             }
             other => probe.record(
                 &READ_SHAPE,

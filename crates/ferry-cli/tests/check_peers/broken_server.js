@@ -1,8 +1,10 @@
 // A deliberately non-conformant MCP server for `ferry check`'s tests (Node.js, stdio).
-// It gets the handshake, ping and parse errors right, and breaks three MUSTs:
+// It gets the handshake, ping and parse errors right, and breaks five MUSTs:
 //  - unknown methods are answered with an empty result instead of error -32601;
 //  - it writes a line that is not JSON to stdout after `initialized`;
-//  - it declares no capability, yet answers tools/list.
+//  - it declares no capability, yet answers tools/list;
+//  - after `initialized` it sends tools/list_changed (tools.listChanged is not declared)
+//    and a notification with an id.
 "use strict";
 const readline = require("node:readline");
 
@@ -23,7 +25,11 @@ readline.createInterface({ input: process.stdin }).on("line", (line) => {
   }
   const { id, method, params } = message;
   if (id === undefined) {
-    if (method === "notifications/initialized") process.stdout.write("broken server: initialized\n");
+    if (method === "notifications/initialized") {
+      process.stdout.write("broken server: initialized\n");
+      send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+      send({ jsonrpc: "2.0", id: "n1", method: "notifications/message", params: { level: "error", data: "x" } });
+    }
     return; // notifications and responses
   }
   switch (method) {
