@@ -1,7 +1,7 @@
 //! The Streamable HTTP client transport against Ferry's own HTTP server, over real sockets
 //! on 127.0.0.1: both eras, JSON and SSE answers, progress, cancellation, the GET stream,
-//! resuming a cut stream, a session the server forgot, DELETE on close, custom headers,
-//! `Mcp-Param-*` headers, an unreachable server.
+//! resuming a cut stream (after the server's `retry`), a session the server forgot, DELETE
+//! on close, custom headers, `Mcp-Param-*` headers, an unreachable server.
 
 mod http_client_support;
 
@@ -167,6 +167,36 @@ async fn a_stream_cut_midway_is_resumed_without_loss_or_duplicates() {
         connection.close().await;
         proxy.reset();
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_stream_is_resumed_after_the_servers_retry() {
+    // The server asks for 2.5 s between reconnections (its priming event's `retry`); the
+    // client's own default is far shorter. Resuming sooner than asked would be a bug, so
+    // the bound is a lower one: it holds however slow the machine.
+    let retry = Duration::from_millis(2500);
+    let fixture = start(HttpConfig {
+        sse_retry: retry,
+        ..HttpConfig::default()
+    })
+    .await;
+    let proxy = Proxy::start(fixture.address, b"notifications/progress").await;
+    let mut config = HttpClientConfig::default().standalone_stream(false);
+    config.default_retry = Duration::from_millis(50);
+    proxy.arm();
+    let (client, connection) =
+        connect(&proxy.url, Some(ProtocolVersion::V2025_11_25), config).await;
+    let started = std::time::Instant::now();
+    let (done, progress) = progress_call(&client, "slow").await;
+    let took = started.elapsed();
+    assert_eq!(proxy.cuts(), 1, "the proxy cut the stream");
+    assert_eq!((done.as_str(), progress), ("done", vec![1.0, 2.0]));
+    assert!(
+        took >= retry,
+        "resumed after {took:?}, before the server's retry"
+    );
+    drop(client);
+    connection.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
