@@ -1,7 +1,8 @@
 //! Session-era paths over real sockets on 127.0.0.1 that `http_session.rs` leaves out: the
 //! stream limit (429), keep-alive comments, an evicted `Last-Event-ID` (410), resumption of
 //! a progress stream cut mid-way (nothing lost, nothing repeated), what closing a POST
-//! stream does and does not do, graceful shutdown draining a request in flight.
+//! stream does and does not do, graceful shutdown draining a request in flight, an expired
+//! session making room under the session limit.
 
 mod http_support;
 
@@ -308,4 +309,39 @@ async fn handler_messages_travel_on_their_own_post_stream() {
         first["method"], "notifications/tools/list_changed",
         "{first}"
     );
+}
+
+#[tokio::test]
+async fn an_expired_session_makes_room_at_the_limit() {
+    let idle = Duration::from_secs(2);
+    let config = HttpConfig::default()
+        .max_sessions(1)
+        .session_idle_timeout(idle);
+    let url = start(config).await;
+    let http = reqwest::Client::new();
+    let first = Client::connect(&http, &url, "2025-11-25").await;
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}});
+    let refused = http
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(initialize.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    // The sweeper passes every half idle time from the first session on: its last use a
+    // quarter idle time later means it expires half way between two passes...
+    tokio::time::sleep(idle / 4).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    let response = first.post(&ping).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    // ...and just past its idle time, before the sweeper's next pass, it no longer
+    // counts: a new session takes its place.
+    tokio::time::sleep(idle + Duration::from_millis(100)).await;
+    let _second = Client::connect(&http, &url, "2025-11-25").await;
+    let response = first.post(&ping).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
 }

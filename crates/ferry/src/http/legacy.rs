@@ -199,7 +199,7 @@ impl LegacySessions {
     }
 
     /// End every idle-expired session: its stream closes, its engine's input too.
-    fn sweep(&self, idle: Duration) {
+    pub(crate) fn sweep(&self, idle: Duration) {
         let mut map = self.map();
         map.retain(|id, entry| {
             let expired = entry.activity.idle(idle);
@@ -248,6 +248,7 @@ pub(crate) async fn get(State(shared): State<Arc<Shared>>, request: Request) -> 
             ErrorObject::invalid_request("the Accept header must allow text/event-stream"),
         );
     }
+    super::session::make_room(&shared);
     let id = super::session::new_session_id();
     // Read before taking the legacy lock: the session era takes its lock, then this one.
     let session_era = shared.sessions.len();

@@ -89,7 +89,7 @@ use super::headers;
 pub(crate) use delete::delete;
 pub(crate) use get_stream::get;
 pub(crate) use post::post;
-pub(crate) use registry::{Sessions, new_session_id};
+pub(crate) use registry::{Sessions, make_room, new_session_id};
 
 /// `MCP-Session-Id`.
 pub(crate) const SESSION_ID: &str = "mcp-session-id";

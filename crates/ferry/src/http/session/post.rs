@@ -141,6 +141,7 @@ pub(super) async fn initialize(
     id: RequestId,
     data: RequestData,
 ) -> Response {
+    super::make_room(shared);
     let session = {
         let mut map = shared.sessions.map();
         if shared.sessions.shutdown.is_cancelled() {

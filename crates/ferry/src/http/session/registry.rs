@@ -89,6 +89,17 @@ impl Sessions {
     }
 }
 
+/// At the session limit, end the idle-expired sessions of both eras first (the sweepers
+/// pass only every half idle time, at most 30 s): a new session is refused only when live
+/// ones fill the limit.
+pub(crate) fn make_room(shared: &Shared) {
+    if shared.sessions.len() + shared.legacy.len() >= shared.config.max_sessions {
+        let idle = shared.config.session_idle_timeout;
+        shared.sessions.sweep(idle);
+        shared.legacy.sweep(idle);
+    }
+}
+
 pub(super) async fn sweep(shared: Weak<Shared>, every: Duration) {
     loop {
         tokio::time::sleep(every).await;
