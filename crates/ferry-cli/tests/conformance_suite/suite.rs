@@ -175,17 +175,19 @@ pub(crate) struct Tally {
 }
 
 /// The checks the suite wrote for each scenario under `out` (`[<prefix>-]<scenario>-<time>/
-/// checks.json`), by scenario; every name in `scenarios` must have exactly one directory.
+/// checks.json`; a scenario `group/name` is under `group/`), by scenario; every name in
+/// `scenarios` must have exactly one directory.
 pub(crate) fn results(out: &Path, prefix: &str, scenarios: &[String]) -> BTreeMap<String, Tally> {
-    let dirs: Vec<String> = std::fs::read_dir(out)
-        .expect("the suite's output directory")
-        .map(|entry| entry.expect("a directory entry").file_name())
-        .map(|name| name.to_string_lossy().into_owned())
-        .collect();
     let mut tallies = BTreeMap::new();
     for scenario in scenarios {
+        let (group, name) = scenario.rsplit_once('/').unwrap_or(("", scenario));
+        let out = out.join(group);
+        let dirs: Vec<String> = std::fs::read_dir(&out)
+            .unwrap_or_else(|e| panic!("the suite's output directory {out:?}: {e}"))
+            .map(|entry| entry.expect("a directory entry").file_name())
+            .map(|name| name.to_string_lossy().into_owned())
+            .collect();
         // The directory's name ends in an ISO timestamp: `-2026-11-23T11-13-53-791Z`.
-        let name = scenario.replace('/', "-");
         let lead = if prefix.is_empty() {
             format!("{name}-")
         } else {

@@ -27,15 +27,16 @@ pub struct AuthChallenge {
 ///
 /// [`HttpAuth::headers`] is asked before each request (so a token can be refreshed
 /// between requests); when the server answers 401 or 403, [`HttpAuth::challenged`] sees
-/// the challenge and says whether to send the request once more (with fresh headers).
+/// the challenge and says whether to send the request again (with fresh headers).
 pub trait HttpAuth: Send + Sync + 'static {
     /// Headers to add to the next request (say, `Authorization: Bearer ...`). An error
     /// fails that request with its message.
     fn headers(&self) -> AuthFuture<'_, Result<HeaderMap, String>>;
 
-    /// The server refused a request: return `true` to retry it once with new
+    /// The server refused a request: return `true` to send it again with new
     /// [`HttpAuth::headers`] (after obtaining a token, say), `false` to give up (the
-    /// request then fails with the HTTP status). Default: give up.
+    /// request then fails with the HTTP status). One request is sent again at most three
+    /// times (a token, then a step-up, then one more). Default: give up.
     fn challenged<'a>(&'a self, challenge: &'a AuthChallenge) -> AuthFuture<'a, bool> {
         let _ = challenge;
         Box::pin(async { false })

@@ -83,6 +83,14 @@ async fn standalone(shared: Arc<Shared>, generation: u64) {
                 tracing::debug!("the server offers no standalone stream (405)");
                 return;
             }
+            Ok(response)
+                if response.status() == StatusCode::NOT_FOUND && shared.state().id.is_none() =>
+            {
+                // No session to have expired: a server without sessions and without a
+                // GET handler (404 instead of 405) offers no standalone stream.
+                tracing::debug!("the server offers no standalone stream (404, no session)");
+                return;
+            }
             Ok(response) if response.status() == StatusCode::NOT_FOUND => {
                 // On a task of its own: the new session's GET stream replaces this task
                 // (aborting it) before the session's state is restored.

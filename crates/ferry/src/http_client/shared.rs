@@ -196,12 +196,13 @@ impl Shared {
     }
 
     /// Send a request built by `build` with the auth hook's headers; on 401/403, let the
-    /// hook react and send it once more if it asks to.
+    /// hook react and send it again if it asks to ([`MAX_AUTH_RETRIES`] times at most: a
+    /// 401 answered with a token, then a 403 answered with a step-up, is two).
     pub(crate) async fn send(
         &self,
         build: impl Fn() -> RequestBuilder,
     ) -> Result<Response, Failure> {
-        let mut retried = false;
+        let mut retries = 0;
         loop {
             let mut builder = build();
             if let Some(auth) = &self.config.auth {
@@ -214,7 +215,9 @@ impl Shared {
                 .map_err(|e| Failure::new(unreachable(&e)))?;
             let status = response.status();
             let refused = matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN);
-            if let (true, false, Some(auth)) = (refused, retried, &self.config.auth) {
+            if let (true, true, Some(auth)) =
+                (refused, retries < MAX_AUTH_RETRIES, &self.config.auth)
+            {
                 let challenge = AuthChallenge {
                     status: status.as_u16(),
                     www_authenticate: response
@@ -226,7 +229,7 @@ impl Shared {
                     url: response.url().clone(),
                 };
                 if auth.challenged(&challenge).await {
-                    retried = true;
+                    retries += 1;
                     continue;
                 }
             }
@@ -274,6 +277,9 @@ pub(crate) fn hint(status: StatusCode) -> Option<&'static str> {
         _ => return None,
     })
 }
+
+/// How many times one request is sent again because the auth hook asked to.
+pub(crate) const MAX_AUTH_RETRIES: u32 = 3;
 
 /// A reqwest error with its causes (reqwest's own message omits "connection refused").
 pub(crate) fn describe(error: &reqwest::Error) -> String {

@@ -11,12 +11,16 @@
 //! | `tools_call` | lists the tools, calls `add_numbers` with two numbers |
 //! | `elicitation-sep1034-client-defaults` | calls `test_client_elicitation_defaults`; accepts its form with every field's default |
 //! | `sse-retry` | calls `test_reconnection`, whose stream the server closes: the client resumes it after the `retry` delay |
+//! | `auth/*` | connects with Ferry's OAuth client (see `auth.rs`), lists the tools and calls each one |
 //!
 //! Every scenario also answers elicitation (accept, defaults) and sampling (a fixed text).
 
 #![forbid(unsafe_code)]
 
+mod auth;
+
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use ferry::client::Client;
@@ -54,7 +58,15 @@ fn main() -> ExitCode {
 
 /// What the scenario asks of a client.
 async fn run(scenario: &str, url: &str) -> Result<(), String> {
+    let mut config = HttpClientConfig::default();
+    let mut oauth = None;
     let call: Option<(&str, Value)> = match scenario {
+        auth if auth.starts_with("auth/") => {
+            let client = auth::oauth_client(scenario, url).await?;
+            config = config.auth(Arc::new(client.clone()));
+            oauth = Some(client);
+            None
+        }
         "initialize" => None,
         "tools_call" => Some(("add_numbers", json!({"a": 5, "b": 3}))),
         "elicitation-sep1034-client-defaults" => {
@@ -76,10 +88,24 @@ async fn run(scenario: &str, url: &str) -> Result<(), String> {
                     meta: None,
                 })
             })
-            .connect_http(url, HttpClientConfig::default())
+            .connect_http(url, config)
             .await
-            .map_err(|e| format!("connect: {e}"))?;
+            .map_err(|e| with_oauth_error(format!("connect: {e}"), oauth.as_ref()))?;
     let outcome = async {
+        if oauth.is_some() {
+            // Every tool the server lists, called with no arguments (a step-up server
+            // asks for more scope on tools/call than on tools/list).
+            let tools = client
+                .list_all_tools()
+                .await
+                .map_err(|e| format!("tools/list: {e}"))?;
+            for tool in tools {
+                client
+                    .call_tool(&tool.name, json!({}))
+                    .await
+                    .map_err(|e| format!("tools/call {}: {e}", tool.name))?;
+            }
+        }
         if let Some((name, arguments)) = call {
             let tools = client
                 .list_all_tools()
@@ -101,7 +127,18 @@ async fn run(scenario: &str, url: &str) -> Result<(), String> {
     .await;
     drop(client);
     connection.close().await;
-    outcome
+    outcome.map_err(|e| with_oauth_error(e, oauth.as_ref()))
+}
+
+/// `error`, with what the OAuth client last failed at (if it did).
+fn with_oauth_error(
+    error: String,
+    oauth: Option<&ferry::http_client::oauth::OAuthClient>,
+) -> String {
+    match oauth.and_then(|o| o.last_error()) {
+        Some(cause) => format!("{error} ({cause})"),
+        None => error,
+    }
 }
 
 /// Accept a form with every field's `default` (SEP-1034); a URL elicitation is declined.

@@ -1,0 +1,576 @@
+//! [`OAuthClient`]: the OAuth flow as the HTTP client's [`HttpAuth`] hook.
+//!
+//! - Before each request: the access token (refreshed first when it is about to expire;
+//!   when refreshing fails, none — the 401 that follows starts a full flow).
+//! - On 401: discovery (the first time, or when the challenge names other metadata),
+//!   then the stored token if it is not the one refused, else a refresh, else a full
+//!   flow: registration, then the authorization-code grant (PKCE S256, `state`, RFC 9207
+//!   `iss` check) or the client-credentials grant.
+//! - On 403 `insufficient_scope`: step-up, a new authorization for the union of the
+//!   granted and the challenged scopes, at most `max_step_up` times per scope set.
+//!
+//! Challenges from another origin than the server's are ignored, so the token of this
+//! server is never sent elsewhere.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use url::Url;
+
+use super::builder::OAuthClientBuilder;
+use super::challenge::BearerChallenge;
+use super::discovery::{Discovered, discover};
+use super::jwt_auth::JwtSigner;
+use super::pkce::{Pkce, random_token};
+use super::registration::{ClientProfile, obtain};
+use super::token::{Grant, request_token};
+use super::{
+    AuthorizationRequest, Authorizer, ClientCredentials, IdentityAssertion, OAuthError, StoreKey,
+    StoredCredentials, TokenSet, TokenStore,
+};
+use crate::http_client::{AuthChallenge, AuthFuture, HttpAuth};
+
+/// Seconds since the Unix epoch.
+pub(crate) fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// A token refused within this long of being obtained is not worth another flow.
+const FRESH: Duration = Duration::from_secs(5);
+
+/// The configuration an [`OAuthClientBuilder`] produces.
+pub(crate) struct Config {
+    pub(crate) server: Url,
+    pub(crate) http: reqwest::Client,
+    pub(crate) store: Arc<dyn TokenStore>,
+    pub(crate) authorizer: Option<Arc<dyn Authorizer>>,
+    pub(crate) preregistered: Option<ClientCredentials>,
+    pub(crate) metadata_url: Option<String>,
+    pub(crate) client_name: String,
+    pub(crate) scopes: Option<Vec<String>>,
+    pub(crate) client_credentials_grant: bool,
+    pub(crate) identity_assertion: Option<IdentityAssertion>,
+    pub(crate) signer: Option<JwtSigner>,
+    pub(crate) max_step_up: u32,
+    pub(crate) offline_access: bool,
+    pub(crate) refresh_margin: u64,
+}
+
+/// What the flow knows so far.
+#[derive(Default)]
+struct State {
+    discovered: Option<Discovered>,
+    key: Option<StoreKey>,
+    stored: StoredCredentials,
+    /// Step-up authorizations made, by the (sorted) scope set asked for.
+    step_ups: HashMap<String, u32>,
+    /// When the last full flow or refresh produced the current token.
+    obtained_at: Option<Instant>,
+}
+
+struct Inner {
+    config: Config,
+    state: tokio::sync::Mutex<State>,
+    last_error: Mutex<Option<String>>,
+}
+
+/// An OAuth 2.1 client for one MCP server, used as the HTTP client's authentication:
+/// `HttpClientConfig::default().auth(Arc::new(oauth_client))`. Cloning shares the state.
+#[derive(Clone)]
+pub struct OAuthClient {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for OAuthClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthClient")
+            .field("server", &self.inner.config.server.as_str())
+            .finish_non_exhaustive()
+    }
+}
+
+impl OAuthClient {
+    /// A builder for a client of the MCP server at `server_url`.
+    pub fn builder(server_url: &str) -> OAuthClientBuilder {
+        OAuthClientBuilder::new(server_url)
+    }
+
+    pub(crate) fn from_config(config: Config) -> OAuthClient {
+        OAuthClient {
+            inner: Arc::new(Inner {
+                config,
+                state: tokio::sync::Mutex::new(State::default()),
+                last_error: Mutex::new(None),
+            }),
+        }
+    }
+
+    /// Why the last challenge could not be answered (the HTTP request then failed with
+    /// the server's 401 or 403), if it could not.
+    pub fn last_error(&self) -> Option<String> {
+        self.inner
+            .last_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The tokens in use, if any (after a flow or loaded from the store).
+    pub async fn tokens(&self) -> Option<TokenSet> {
+        self.inner.state.lock().await.stored.tokens.clone()
+    }
+
+    /// Run discovery and obtain a token now, as a 401 without a challenge would (useful
+    /// before connecting, or for the client-credentials grant).
+    pub async fn authorize(&self) -> Result<TokenSet, OAuthError> {
+        let mut state = self.inner.state.lock().await;
+        self.ensure_discovered(&mut state, None).await?;
+        let scope = self.select_scope(&state, None);
+        self.full_flow(&mut state, scope).await?;
+        state
+            .stored
+            .tokens
+            .clone()
+            .ok_or_else(|| OAuthError::Authorization("the flow ended without a token".into()))
+    }
+
+    /// The header for the current token, refreshing it first if it is about to expire.
+    async fn current_headers(&self) -> Result<HeaderMap, OAuthError> {
+        let mut state = self.inner.state.lock().await;
+        let mut headers = HeaderMap::new();
+        let Some(tokens) = state.stored.tokens.clone() else {
+            return Ok(headers);
+        };
+        let margin = self.inner.config.refresh_margin;
+        let expiring = tokens.expires_at.is_some_and(|at| at <= now() + margin);
+        if expiring {
+            let refreshed = match tokens.refresh_token.as_deref() {
+                Some(refresh) => self.refresh(&mut state, refresh).await.is_ok(),
+                None => false,
+            };
+            if !refreshed && tokens.expires_at.is_some_and(|at| at <= now()) {
+                // Expired and not refreshable: send none; the 401 starts a new flow.
+                state.stored.tokens = None;
+                self.save(&state).await?;
+                return Ok(headers);
+            }
+        }
+        if let Some(tokens) = &state.stored.tokens {
+            let value =
+                HeaderValue::try_from(format!("Bearer {}", tokens.access_token)).map_err(|_| {
+                    OAuthError::InvalidResponse {
+                        url: self.inner.config.server.to_string(),
+                        message: "the access token is not a valid header value".into(),
+                    }
+                })?;
+            headers.insert(AUTHORIZATION, value);
+        }
+        Ok(headers)
+    }
+
+    /// React to a 401 or 403; `Ok(true)`: send the request again.
+    async fn handle(&self, challenge: &AuthChallenge) -> Result<bool, OAuthError> {
+        if challenge.url.origin() != self.inner.config.server.origin() {
+            return Ok(false);
+        }
+        let bearer = BearerChallenge::find(&challenge.www_authenticate).unwrap_or_default();
+        let mut state = self.inner.state.lock().await;
+        match challenge.status {
+            401 => self.unauthorized(&mut state, &bearer).await,
+            403 if bearer.error.as_deref() == Some("insufficient_scope") => {
+                self.step_up(&mut state, &bearer).await
+            }
+            _ => Ok(false),
+        }
+    }
+
+    async fn unauthorized(
+        &self,
+        state: &mut State,
+        bearer: &BearerChallenge,
+    ) -> Result<bool, OAuthError> {
+        let refused = state.stored.tokens.as_ref().map(|t| t.access_token.clone());
+        self.ensure_discovered(state, Some(bearer)).await?;
+        let current = state.stored.tokens.as_ref().map(|t| t.access_token.clone());
+        if current.is_some() && current != refused {
+            // The store had another token (or a concurrent request just got one).
+            return Ok(true);
+        }
+        if current.is_some() && state.obtained_at.is_some_and(|at| at.elapsed() < FRESH) {
+            return Err(OAuthError::Authorization(
+                "the server refuses the token just obtained".into(),
+            ));
+        }
+        let refresh = state
+            .stored
+            .tokens
+            .as_ref()
+            .and_then(|t| t.refresh_token.clone());
+        if let Some(refresh) = refresh
+            && self.refresh(state, &refresh).await.is_ok()
+        {
+            return Ok(true);
+        }
+        state.stored.tokens = None;
+        let scope = self.select_scope(state, bearer.scope.as_deref());
+        self.full_flow(state, scope).await?;
+        Ok(true)
+    }
+
+    async fn step_up(
+        &self,
+        state: &mut State,
+        bearer: &BearerChallenge,
+    ) -> Result<bool, OAuthError> {
+        self.ensure_discovered(state, Some(bearer)).await?;
+        let mut scopes: BTreeSet<String> = BTreeSet::new();
+        let granted = state.stored.tokens.as_ref().and_then(|t| t.scope.clone());
+        for scope in [granted.as_deref(), bearer.scope.as_deref()]
+            .into_iter()
+            .flatten()
+        {
+            scopes.extend(scope.split_whitespace().map(str::to_owned));
+        }
+        let wanted = scopes.into_iter().collect::<Vec<_>>().join(" ");
+        let attempts = state.step_ups.entry(wanted.clone()).or_default();
+        if *attempts >= self.inner.config.max_step_up {
+            return Err(OAuthError::StepUpLimit {
+                scope: wanted,
+                attempts: *attempts,
+            });
+        }
+        *attempts += 1;
+        state.stored.tokens = None;
+        let scope = self.with_offline_access(state, Some(wanted).filter(|s| !s.is_empty()));
+        self.full_flow(state, scope).await?;
+        Ok(true)
+    }
+
+    /// Discover (again when the challenge names other metadata), then load what the
+    /// store has for the issuer and resource found.
+    async fn ensure_discovered(
+        &self,
+        state: &mut State,
+        bearer: Option<&BearerChallenge>,
+    ) -> Result<(), OAuthError> {
+        let named = bearer.and_then(|b| b.resource_metadata.as_deref());
+        let stale = match &state.discovered {
+            None => true,
+            Some(d) => named.is_some_and(|url| d.resource_metadata_url.as_deref() != Some(url)),
+        };
+        if !stale {
+            return Ok(());
+        }
+        let config = &self.inner.config;
+        let discovered = discover(&config.http, &config.server, bearer).await?;
+        let key = StoreKey {
+            issuer: discovered.metadata.issuer.clone(),
+            resource: discovered.resource.clone(),
+        };
+        if state.key.as_ref() != Some(&key) {
+            state.stored = config.store.load(&key).await?.unwrap_or_default();
+            state.key = Some(key);
+            state.obtained_at = None;
+        }
+        state.discovered = Some(discovered);
+        Ok(())
+    }
+
+    /// The scope to ask for: the configured one, else the challenge's, else the
+    /// resource's `scopes_supported`, else none (plus `offline_access`, see
+    /// [`Self::with_offline_access`]).
+    fn select_scope(&self, state: &State, challenged: Option<&str>) -> Option<String> {
+        let config = &self.inner.config;
+        let scope = if let Some(scopes) = &config.scopes {
+            Some(scopes.join(" "))
+        } else if let Some(scope) = challenged.filter(|s| !s.trim().is_empty()) {
+            Some(scope.trim().to_owned())
+        } else {
+            state
+                .discovered
+                .as_ref()
+                .and_then(|d| d.resource_scopes.as_ref())
+                .filter(|s| !s.is_empty())
+                .map(|s| s.join(" "))
+        };
+        self.with_offline_access(state, scope)
+    }
+
+    /// Add `offline_access` for the authorization-code grant when the authorization
+    /// server lists it (SEP-2207) and the client asks for refresh tokens.
+    fn with_offline_access(&self, state: &State, scope: Option<String>) -> Option<String> {
+        let config = &self.inner.config;
+        let listed = state.discovered.as_ref().is_some_and(|d| {
+            d.metadata
+                .scopes_supported
+                .as_ref()
+                .is_some_and(|s| s.iter().any(|x| x == "offline_access"))
+        });
+        let has = scope
+            .as_deref()
+            .is_some_and(|s| s.split_whitespace().any(|x| x == "offline_access"));
+        let machine = config.client_credentials_grant || config.identity_assertion.is_some();
+        if config.offline_access && !machine && listed && !has {
+            Some(match scope {
+                Some(s) => format!("{s} offline_access"),
+                None => "offline_access".into(),
+            })
+        } else {
+            scope
+        }
+    }
+
+    /// Registration if needed, then a grant; the tokens are stored.
+    async fn full_flow(&self, state: &mut State, scope: Option<String>) -> Result<(), OAuthError> {
+        let config = &self.inner.config;
+        let discovered = state
+            .discovered
+            .clone()
+            .ok_or_else(|| OAuthError::Discovery("discovery has not run".into()))?;
+        let metadata = &discovered.metadata;
+        let machine = config.client_credentials_grant || config.identity_assertion.is_some();
+        let redirect_uri = match (&config.authorizer, machine) {
+            (_, true) => None,
+            (Some(authorizer), false) => Some(authorizer.redirect_uri()),
+            (None, false) => {
+                return Err(OAuthError::Config(
+                    "authorization is required but no authorizer is configured".into(),
+                ));
+            }
+        };
+        // PKCE first: never register with a server the flow cannot use.
+        if !machine && discovered.metadata_found {
+            let s256 = metadata
+                .code_challenge_methods_supported
+                .as_ref()
+                .is_some_and(|m| m.iter().any(|x| x == "S256"));
+            if !s256 {
+                return Err(OAuthError::PkceUnsupported {
+                    issuer: metadata.issuer.clone(),
+                });
+            }
+        }
+        let client = match state.stored.client.clone() {
+            Some(client) => client,
+            None => {
+                let grant_types = if config.client_credentials_grant {
+                    vec!["client_credentials".to_owned()]
+                } else if config.identity_assertion.is_some() {
+                    vec!["urn:ietf:params:oauth:grant-type:jwt-bearer".to_owned()]
+                } else {
+                    vec!["authorization_code".to_owned(), "refresh_token".to_owned()]
+                };
+                let profile = ClientProfile {
+                    name: config.client_name.clone(),
+                    redirect_uri: redirect_uri.clone(),
+                    grant_types,
+                    has_key: config.signer.is_some(),
+                };
+                let client = obtain(
+                    &config.http,
+                    metadata,
+                    config.preregistered.as_ref(),
+                    config.metadata_url.as_deref(),
+                    &profile,
+                )
+                .await?;
+                state.stored.client = Some(client.clone());
+                self.save(state).await?;
+                client
+            }
+        };
+        let tokens = match (&config.authorizer, redirect_uri) {
+            (Some(authorizer), Some(redirect_uri)) => {
+                self.authorization_code(
+                    authorizer.as_ref(),
+                    &discovered,
+                    &client,
+                    &redirect_uri,
+                    scope.as_deref(),
+                )
+                .await?
+            }
+            _ => {
+                let assertion = match &config.identity_assertion {
+                    Some(idp) => Some(
+                        idp.grant(
+                            &config.http,
+                            &metadata.issuer,
+                            &discovered.resource,
+                            scope.as_deref(),
+                        )
+                        .await?,
+                    ),
+                    None => None,
+                };
+                let grant = match &assertion {
+                    Some(assertion) => Grant::JwtBearer(assertion),
+                    None => Grant::ClientCredentials,
+                };
+                request_token(
+                    &config.http,
+                    metadata,
+                    &client,
+                    config.signer.as_ref(),
+                    grant,
+                    &discovered.resource,
+                    scope.as_deref(),
+                )
+                .await?
+            }
+        };
+        state.stored.tokens = Some(tokens);
+        state.obtained_at = Some(Instant::now());
+        self.save(state).await
+    }
+
+    /// The authorization-code grant with PKCE S256, `state` and the RFC 9207 check.
+    async fn authorization_code(
+        &self,
+        authorizer: &dyn Authorizer,
+        discovered: &Discovered,
+        client: &ClientCredentials,
+        redirect_uri: &str,
+        scope: Option<&str>,
+    ) -> Result<TokenSet, OAuthError> {
+        let config = &self.inner.config;
+        let metadata = &discovered.metadata;
+        let endpoint = metadata.authorization_endpoint.as_deref().ok_or_else(|| {
+            OAuthError::Discovery(format!(
+                "the authorization server {} has no authorization endpoint",
+                metadata.issuer
+            ))
+        })?;
+        let mut url = Url::parse(endpoint).map_err(|e| OAuthError::InvalidResponse {
+            url: metadata.issuer.clone(),
+            message: format!("authorization_endpoint {endpoint:?}: {e}"),
+        })?;
+        let pkce = Pkce::new()?;
+        let state_value = random_token(24)?;
+        {
+            let mut query = url.query_pairs_mut();
+            query
+                .append_pair("response_type", "code")
+                .append_pair("client_id", &client.client_id)
+                .append_pair("redirect_uri", redirect_uri)
+                .append_pair("code_challenge", &pkce.challenge)
+                .append_pair("code_challenge_method", "S256")
+                .append_pair("state", &state_value)
+                .append_pair("resource", &discovered.resource);
+            if let Some(scope) = scope.filter(|s| !s.is_empty()) {
+                query.append_pair("scope", scope);
+            }
+        }
+        let request = AuthorizationRequest {
+            url,
+            state: state_value.clone(),
+        };
+        let response = authorizer
+            .authorize(&request)
+            .await
+            .map_err(OAuthError::Authorization)?;
+        // RFC 9207 section 2.4, as the 2026-07-28 specification tabulates it.
+        match &response.iss {
+            Some(iss) if *iss != metadata.issuer => {
+                return Err(OAuthError::IssuerMismatch {
+                    expected: metadata.issuer.clone(),
+                    got: Some(iss.clone()),
+                });
+            }
+            None if metadata.authorization_response_iss_parameter_supported => {
+                return Err(OAuthError::IssuerMismatch {
+                    expected: metadata.issuer.clone(),
+                    got: None,
+                });
+            }
+            _ => {}
+        }
+        if response.state.as_deref() != Some(state_value.as_str()) {
+            return Err(OAuthError::StateMismatch);
+        }
+        request_token(
+            &config.http,
+            metadata,
+            client,
+            config.signer.as_ref(),
+            Grant::AuthorizationCode {
+                code: &response.code,
+                verifier: &pkce.verifier,
+                redirect_uri,
+            },
+            &discovered.resource,
+            scope,
+        )
+        .await
+    }
+
+    /// Refresh the tokens; on failure the caller decides (the old tokens stay).
+    async fn refresh(&self, state: &mut State, refresh_token: &str) -> Result<(), OAuthError> {
+        let config = &self.inner.config;
+        let (Some(discovered), Some(client)) = (&state.discovered, &state.stored.client) else {
+            return Err(OAuthError::Discovery("nothing to refresh with yet".into()));
+        };
+        let mut tokens = request_token(
+            &config.http,
+            &discovered.metadata,
+            client,
+            config.signer.as_ref(),
+            Grant::Refresh(refresh_token),
+            &discovered.resource,
+            None,
+        )
+        .await?;
+        let old = state.stored.tokens.take();
+        if tokens.refresh_token.is_none() {
+            tokens.refresh_token = Some(refresh_token.to_owned());
+        }
+        if tokens.scope.is_none() {
+            tokens.scope = old.and_then(|t| t.scope);
+        }
+        state.stored.tokens = Some(tokens);
+        state.obtained_at = Some(Instant::now());
+        self.save(state).await
+    }
+
+    async fn save(&self, state: &State) -> Result<(), OAuthError> {
+        if let Some(key) = &state.key {
+            self.inner.config.store.save(key, &state.stored).await?;
+        }
+        Ok(())
+    }
+
+    fn remember(&self, error: Option<String>) {
+        *self
+            .inner
+            .last_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = error;
+    }
+}
+
+impl HttpAuth for OAuthClient {
+    fn headers(&self) -> AuthFuture<'_, Result<HeaderMap, String>> {
+        Box::pin(async move { self.current_headers().await.map_err(|e| e.to_string()) })
+    }
+
+    fn challenged<'a>(&'a self, challenge: &'a AuthChallenge) -> AuthFuture<'a, bool> {
+        Box::pin(async move {
+            match self.handle(challenge).await {
+                Ok(retry) => {
+                    self.remember(None);
+                    retry
+                }
+                Err(e) => {
+                    tracing::warn!("{e}");
+                    self.remember(Some(e.to_string()));
+                    false
+                }
+            }
+        })
+    }
+}
