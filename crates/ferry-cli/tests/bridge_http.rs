@@ -286,3 +286,27 @@ async fn a_server_that_cannot_start_is_an_error_not_silence() {
     let message = body["error"]["message"].as_str().unwrap();
     assert!(message.contains("cannot be started"), "{message}");
 }
+
+#[tokio::test]
+async fn sigterm_shuts_every_child_down_the_mcp_way() {
+    let file = std::env::temp_dir().join(format!("ferry-bridge-exits-{}", std::process::id()));
+    let _ = std::fs::remove_file(&file);
+    // The shell records how `ferry serve` ended: 0 when its stdin was closed (it would not
+    // get to write anything if the bridge killed it).
+    let script = format!("'{FERRY}' serve; echo $? >> '{}'", file.display());
+    let mut bridge = bridge_http(&["--per-session"], &["sh", "-c", &script]);
+    let (a, a_conn) = connect(&bridge.url, Some(ProtocolVersion::V2025_11_25)).await;
+    let (b, b_conn) = connect(&bridge.url, Some(ProtocolVersion::V2025_06_18)).await;
+    a.call_tool("echo", json!({"text": "a"})).await.unwrap();
+    b.call_tool("echo", json!({"text": "b"})).await.unwrap();
+    let term = std::process::Command::new("kill")
+        .args(["-TERM", &bridge.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    assert!(bridge.wait().success());
+    let exits = std::fs::read_to_string(&file).unwrap_or_default();
+    assert_eq!(exits.lines().collect::<Vec<_>>(), ["0", "0"], "{exits:?}");
+    drop((a, b, a_conn, b_conn));
+    let _ = std::fs::remove_file(&file);
+}

@@ -19,6 +19,7 @@ use crate::stderr::note;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use ferry::engine::Transport;
 use ferry::http::{Backend, Connection, HttpConfig};
@@ -73,6 +74,7 @@ pub(crate) async fn run(
         allowed_origins: origins,
         ..Default::default()
     };
+    let lifecycle = Arc::clone(&spec.lifecycle);
     let backend: Arc<dyn Backend> = if shared {
         Arc::new(Shared(Upstream::start(spec, false)))
     } else {
@@ -97,6 +99,26 @@ pub(crate) async fn run(
                 ExitCode::FAILURE
             }
         },
-        _ = tokio::signal::ctrl_c() => ExitCode::SUCCESS,
+        () = stop_signal() => {
+            // Every child the MCP way: stdin closed, then SIGTERM, then SIGKILL.
+            lifecycle.shutdown(Duration::from_secs(10)).await;
+            ExitCode::SUCCESS
+        }
     }
+}
+
+/// Ctrl-C, or (on Unix) SIGTERM.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }

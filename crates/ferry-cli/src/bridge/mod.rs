@@ -81,6 +81,7 @@ pub(crate) async fn run(args: BridgeArgs) -> ExitCode {
         command: ChildCommand::new(program).args(rest),
         backoff: Backoff::default(),
         max_frame_bytes,
+        lifecycle: upstream::Lifecycle::new(),
     };
     http::run(addr, args.public, args.origins, args.shared, child).await
 }

@@ -7,13 +7,14 @@
 //! while it restarts wait in the queue and go to the new child, after the replayed
 //! `initialize`. A child that cannot be started fails the requests waiting for it.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use ferry::client::Backoff;
 use ferry::engine::{ChildCommand, ChildProcess, ShutdownTimeouts, Transport, TransportEvent};
 use ferry::http::Connection;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use super::mux::{ClientId, Frame, Mux};
 
@@ -38,7 +39,65 @@ pub(crate) struct ChildSpec {
     pub(crate) command: ChildCommand,
     pub(crate) backoff: Backoff,
     pub(crate) max_frame_bytes: usize,
+    pub(crate) lifecycle: Arc<Lifecycle>,
 }
+
+/// Every child of the bridge: told to stop together, counted until they are gone.
+pub(crate) struct Lifecycle {
+    stop: watch::Sender<bool>,
+    live: watch::Sender<usize>,
+}
+
+impl Lifecycle {
+    pub(crate) fn new() -> Arc<Lifecycle> {
+        Arc::new(Lifecycle {
+            stop: watch::Sender::new(false),
+            live: watch::Sender::new(0),
+        })
+    }
+
+    /// Shut every child down the MCP way (requests in flight get an error; stdin closed,
+    /// then `SIGTERM`, then `SIGKILL`) and wait for them, at most `grace`.
+    pub(crate) async fn shutdown(&self, grace: Duration) {
+        self.stop.send_replace(true);
+        let mut live = self.live.subscribe();
+        let _ = tokio::time::timeout(grace, live.wait_for(|n| *n == 0)).await;
+    }
+}
+
+/// Counts one supervisor while it lives.
+struct Alive(Arc<Lifecycle>);
+
+impl Alive {
+    fn new(lifecycle: &Arc<Lifecycle>) -> Alive {
+        lifecycle.live.send_modify(|n| *n += 1);
+        Alive(Arc::clone(lifecycle))
+    }
+}
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        self.0.live.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+/// Sleep `delay`; false when the bridge stops first.
+async fn pause(delay: Duration, stop: &mut watch::Receiver<bool>) -> bool {
+    tokio::select! {
+        () = tokio::time::sleep(delay) => true,
+        () = stopped(stop) => false,
+    }
+}
+
+/// Completes when the bridge stops.
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    if stop.wait_for(|s| *s).await.is_err() {
+        // The lifecycle is gone with the bridge: nothing will say stop.
+        std::future::pending::<()>().await;
+    }
+}
+
+const STOPPING: &str = "the bridge is shutting down";
 
 impl Upstream {
     /// Start the child. With `end_when_empty`, the child is shut down (the MCP way) once
@@ -100,6 +159,8 @@ enum End {
 }
 
 async fn supervise(spec: ChildSpec, mut rx: mpsc::Receiver<Cmd>, end_when_empty: bool) {
+    let _alive = Alive::new(&spec.lifecycle);
+    let mut stop = spec.lifecycle.stop.subscribe();
     let mut mux = Mux::default();
     let mut attempt: u32 = 0;
     let mut restarts: u64 = 0;
@@ -114,18 +175,20 @@ async fn supervise(spec: ChildSpec, mut rx: mpsc::Receiver<Cmd>, end_when_empty:
                         let _ = handle(&mut mux, cmd);
                     }
                     mux.fail_all(&format!("the MCP server cannot be started: {e}"));
-                    if end_when_empty && mux.deserted() {
+                    if end_when_empty && mux.deserted()
+                        || !pause(spec.backoff.delay(attempt), &mut stop).await
+                    {
                         return;
                     }
-                    tokio::time::sleep(spec.backoff.delay(attempt)).await;
                     attempt = attempt.saturating_add(1);
                     continue;
                 }
             };
         tracing::info!(pid = child.id(), "ferry bridge: server process started");
         let started = Instant::now();
-        match run(&mut mux, &mut rx, transport, end_when_empty).await {
+        match run(&mut mux, &mut rx, transport, end_when_empty, &mut stop).await {
             End::Done => {
+                mux.fail_all(STOPPING);
                 let _ = child.shutdown(ShutdownTimeouts::default()).await;
                 return;
             }
@@ -142,10 +205,12 @@ async fn supervise(spec: ChildSpec, mut rx: mpsc::Receiver<Cmd>, end_when_empty:
                     tracing::error!("ferry bridge: giving up after {} restarts", restarts - 1);
                     return;
                 }
-                if end_when_empty && mux.deserted() {
+                if end_when_empty && mux.deserted()
+                    || !pause(spec.backoff.delay(attempt), &mut stop).await
+                {
+                    mux.fail_all(STOPPING);
                     return;
                 }
-                tokio::time::sleep(spec.backoff.delay(attempt)).await;
                 attempt = attempt.saturating_add(1);
             }
         }
@@ -171,6 +236,7 @@ async fn run(
     rx: &mut mpsc::Receiver<Cmd>,
     mut transport: Transport,
     end_when_empty: bool,
+    stop: &mut watch::Receiver<bool>,
 ) -> End {
     let to_child = transport.outgoing.clone();
     for frame in mux.started() {
@@ -180,6 +246,7 @@ async fn run(
     }
     loop {
         let frames = tokio::select! {
+            () = stopped(stop) => return End::Done,
             cmd = rx.recv() => {
                 let Some(cmd) = cmd else { return End::Done };
                 let detach = matches!(cmd, Cmd::Detach(_));

@@ -37,6 +37,11 @@ impl Served {
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
+
+    /// Wait for the process to exit.
+    pub fn wait(&mut self) -> std::process::ExitStatus {
+        self.child.wait().expect("wait")
+    }
 }
 
 /// Run `ferry ARGS` (which must print `... MCP on URL` first on stderr).
