@@ -49,7 +49,6 @@ struct Loop<H> {
     in_flight: InFlight,
     slots: Arc<Semaphore>,
     tracker: TaskTracker,
-    shutdown: CancellationToken,
     closing: CancellationToken,
     /// Whether a request's handler is first polled on the read loop (single-threaded
     /// runtimes); see [`Loop::request`].
@@ -75,7 +74,6 @@ impl Engine {
             config,
             in_flight: Arc::default(),
             tracker: TaskTracker::new(),
-            shutdown: CancellationToken::new(),
             closing: CancellationToken::new(),
             inline: tokio::runtime::Handle::current().runtime_flavor()
                 == tokio::runtime::RuntimeFlavor::CurrentThread,
@@ -130,7 +128,17 @@ impl<H: Handler> Loop<H> {
         self.tracker.close();
         let graceful = tokio::time::timeout(self.config.shutdown_grace, self.tracker.wait()).await;
         if graceful.is_err() {
-            self.shutdown.cancel();
+            // Every running or waiting handler has its token in `in_flight`.
+            let tokens: Vec<CancellationToken> = self
+                .in_flight
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .values()
+                .cloned()
+                .collect();
+            for token in tokens {
+                token.cancel();
+            }
             self.tracker.wait().await;
         }
         self.peer.close_all();
@@ -239,7 +247,10 @@ impl<H: Handler> Loop<H> {
             self.respond(&responder, id, result).await;
             return;
         }
-        let token = self.shutdown.child_token();
+        // A token of its own, not a child of a connection-wide one: children cost a lock
+        // of the shared parent on creation and on drop. The shutdown cancels each token
+        // in `in_flight` instead.
+        let token = CancellationToken::new();
         let refused = {
             let mut in_flight = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
             if in_flight.contains_key(&id) {
@@ -287,11 +298,7 @@ impl<H: Handler> Loop<H> {
                 let serve = related::serving(id.clone(), handler.request(request, context));
                 AssertUnwindSafe(serve).catch_unwind().await
             };
-            let outcome = tokio::select! {
-                biased;
-                () = token.cancelled() => None,
-                outcome = run => Some(outcome),
-            };
+            let outcome = until_cancelled(&token, run).await;
             in_flight
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -405,6 +412,27 @@ impl<H: Handler> Loop<H> {
     }
 }
 
+/// `future`'s output, or `None` once `token` is cancelled (checked first at every poll:
+/// no output is taken after a cancellation). Unlike a `select!` on `token.cancelled()`, a
+/// future that is ready at its first poll never registers with the token.
+async fn until_cancelled<F: Future>(token: &CancellationToken, future: F) -> Option<F::Output> {
+    let mut future = std::pin::pin!(future);
+    let mut cancelled = std::pin::pin!(token.cancelled());
+    std::future::poll_fn(|cx| {
+        if token.is_cancelled() {
+            return Poll::Ready(None);
+        }
+        if let Poll::Ready(output) = future.as_mut().poll(cx) {
+            return Poll::Ready(Some(output));
+        }
+        match cancelled.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(None),
+            Poll::Pending => Poll::Pending,
+        }
+    })
+    .await
+}
+
 async fn respond_to(
     peer: &Peer,
     responder: &Responder,
@@ -439,8 +467,13 @@ fn progress_token(
         #[serde(rename = "progressToken", default)]
         progress_token: Option<ferry_protocol::types::ProgressToken>,
     }
-    let params = params?;
-    serde_json::from_str::<Probe>(params.get())
+    let params = params?.get();
+    // Most requests carry no token: skip the parse when the key cannot be there (a JSON
+    // string can spell a letter of it differently only with a `\u` escape).
+    if !params.contains("progressToken") && !params.contains("\\u") {
+        return None;
+    }
+    serde_json::from_str::<Probe>(params)
         .ok()?
         .meta?
         .progress_token
