@@ -1,9 +1,11 @@
-//! The official TypeScript SDK's client (npm `@modelcontextprotocol/sdk`,
-//! `interop/ts/client.mjs`: tools, structured output, resources, prompts, progress,
-//! cancellation, sampling, elicitation, roots) against Ferry's reference server through
-//! `ferry bridge`: Streamable HTTP and 2024-11-05 HTTP+SSE into `bridge --http` in front of
-//! `ferry serve` on stdio (each mode), and stdio into `bridge --stdio` in front of
-//! `ferry serve --http`. The SDK is installed by `interop/install.sh` (`npm ci`).
+//! The official SDKs' clients (npm `@modelcontextprotocol/sdk`, `interop/ts/client.mjs`;
+//! PyPI `mcp`, `interop/py/client.py`: tools, structured output, resources, prompts,
+//! progress, cancellation, sampling, elicitation, roots) against Ferry's reference server
+//! through `ferry bridge`: Streamable HTTP (TypeScript; Python in both eras) and 2024-11-05
+//! HTTP+SSE into `bridge --http` in front of `ferry serve` on stdio (each mode), and stdio
+//! into `bridge --stdio` in front of `ferry serve --http`; and Ferry's client through the
+//! bridge in front of the TypeScript SDK's server. The SDKs are installed by
+//! `interop/install.sh` (`npm ci`, a venv).
 
 #![cfg(unix)]
 
@@ -36,9 +38,23 @@ fn install() {
 
 /// Run `node interop/ts/client.mjs ARGS`: every verdict must be ok, and there must be some.
 fn ts_client(args: &[&str]) {
+    let script = interop_dir().join("ts/client.mjs");
+    sdk_client("node", &script.to_string_lossy(), args);
+}
+
+/// Run `interop/py/client.py ERA ARGS` on the venv's Python, checked the same way.
+fn py_client(era: &str, args: &[&str]) {
+    let python = interop_dir().join(".venv/bin/python");
+    let script = interop_dir().join("py/client.py");
+    let mut all = vec![era];
+    all.extend_from_slice(args);
+    sdk_client(&python.to_string_lossy(), &script.to_string_lossy(), &all);
+}
+
+fn sdk_client(program: &str, script: &str, args: &[&str]) {
     install();
-    let mut child = Command::new("node")
-        .arg(interop_dir().join("ts/client.mjs"))
+    let mut child = Command::new(program)
+        .arg(script)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -78,6 +94,15 @@ fn ts_sdk_client_over_streamable_http_through_bridge_http() {
     for mode in ["--per-session", "--shared"] {
         let bridge = bridge_http(&[mode], &[FERRY, "serve"]);
         ts_client(&["http", &bridge.url]);
+    }
+}
+
+#[test]
+fn python_sdk_client_in_both_eras_through_bridge_http() {
+    for mode in ["--per-session", "--shared"] {
+        let bridge = bridge_http(&[mode], &[FERRY, "serve"]);
+        py_client("session", &["http", &bridge.url]);
+        py_client("stateless", &["http", &bridge.url]);
     }
 }
 
