@@ -2,7 +2,10 @@
 //! HTTP (`ferry serve --http` on 127.0.0.1); a deliberately broken server is reported with
 //! the MUSTs it breaks and exit code 1; the report on the
 //! official `@modelcontextprotocol/server-everything` (npm, pinned in `interop/`) is kept
-//! as a snapshot, `tests/snapshots/check-server-everything.txt`.
+//! as a snapshot over stdio, `tests/snapshots/check-server-everything.txt`, and over
+//! Streamable HTTP, `tests/snapshots/check-server-everything-http.txt` (its port and
+//! UUIDs replaced; it listens on the port it is given, on every interface: it has no
+//! option to bind 127.0.0.1 only).
 //!
 //! The peer's failures do not fail this test; a changed report does. To update the
 //! snapshot after a change to the checker or to the pinned package, run
@@ -119,6 +122,7 @@ fn ferry_serve_over_http_passes_every_revision() {
     let report: Value = serde_json::from_slice(&output.stdout).expect("a JSON report");
     assert_eq!(output.status.code(), Some(0), "{report:#}");
     let revisions = report["revisions"].as_array().expect("revisions");
+    assert_eq!(revisions.len(), 5);
     assert!(
         revisions.iter().all(|r| r["checked"] == true),
         "{revisions:#?}"
@@ -280,6 +284,109 @@ fn interop_dir() -> PathBuf {
     dir
 }
 
+/// Compare `report` with `tests/snapshots/NAME` (or write it, under
+/// `FERRY_UPDATE_SNAPSHOTS`).
+fn matches_snapshot(report: &str, name: &str) {
+    let snapshot = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(name);
+    if std::env::var_os("FERRY_UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(&snapshot, report).expect("write the snapshot");
+        return;
+    }
+    let expected = std::fs::read_to_string(&snapshot)
+        .expect("the snapshot (FERRY_UPDATE_SNAPSHOTS=1 writes it)");
+    assert!(
+        report == expected,
+        "the report in {name} changed; if that is right, update the snapshot with \
+         FERRY_UPDATE_SNAPSHOTS=1 cargo test -p ferry-cli --test check\n--- now:\n{report}"
+    );
+}
+
+/// `text` with what differs from run to run made stable: the port of `127.0.0.1:PORT`
+/// and UUIDs (server-everything's session and event ids).
+fn normalized(text: &str, port: u16) -> String {
+    let text = text.replace(&format!("127.0.0.1:{port}"), "127.0.0.1:PORT");
+    let chars: Vec<char> = text.chars().collect();
+    let shape = [8, 4, 4, 4, 12];
+    let uuid_at = |at: usize| -> Option<usize> {
+        let mut i = at;
+        for (n, len) in shape.iter().enumerate() {
+            if n > 0 {
+                (chars.get(i) == Some(&'-')).then_some(())?;
+                i += 1;
+            }
+            let part = chars.get(i..i + len)?;
+            part.iter().all(char::is_ascii_hexdigit).then_some(())?;
+            i += len;
+        }
+        Some(i)
+    };
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        match uuid_at(i) {
+            Some(end) => {
+                out.push_str("<uuid>");
+                i = end;
+            }
+            None => {
+                out.push(chars[i]);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// server-everything on Streamable HTTP (its `PORT`; it announces the port on stderr).
+fn start_everything_http(dir: &Path) -> (Peer, u16) {
+    for _ in 0..5 {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let mut child = Command::new("node")
+            .args([
+                "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+                "streamableHttp",
+            ])
+            .env("PORT", port.to_string())
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("node runs server-everything");
+        let stderr = BufReader::new(child.stderr.take().expect("stderr"));
+        let peer = Peer(child);
+        let mut lines = stderr.lines();
+        let started = lines
+            .by_ref()
+            .map_while(Result::ok)
+            .find(|l| l.contains(&format!("port {port}")) || l.contains("in use"))
+            .is_some_and(|l| !l.contains("in use"));
+        std::thread::spawn(move || lines.for_each(drop));
+        if started {
+            return (peer, port);
+        }
+    }
+    panic!("server-everything streamableHttp: no free port in five tries")
+}
+
+#[test]
+fn server_everything_http_report_matches_the_snapshot() {
+    let dir = interop_dir();
+    let (_peer, port) = start_everything_http(&dir);
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let output = check(&[url.as_str()], &dir);
+    // Exit 1 is the peer's MUST failures; 2 would be the checker failing to run.
+    assert!(matches!(output.status.code(), Some(0 | 1)), "{output:?}");
+    matches_snapshot(
+        &normalized(&text(&output), port),
+        "check-server-everything-http.txt",
+    );
+}
+
 #[test]
 fn server_everything_report_matches_the_snapshot() {
     let dir = interop_dir();
@@ -295,17 +402,5 @@ fn server_everything_report_matches_the_snapshot() {
     let report = text(&output);
     // Exit 1 is the peer's MUST failures; 2 would be the checker failing to run.
     assert!(matches!(output.status.code(), Some(0 | 1)), "{output:?}");
-    let snapshot = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/snapshots/check-server-everything.txt");
-    if std::env::var_os("FERRY_UPDATE_SNAPSHOTS").is_some() {
-        std::fs::write(&snapshot, &report).expect("write the snapshot");
-        return;
-    }
-    let expected = std::fs::read_to_string(&snapshot)
-        .expect("the snapshot (FERRY_UPDATE_SNAPSHOTS=1 writes it)");
-    assert!(
-        report == expected,
-        "the report on server-everything changed; if that is right, update the snapshot with \
-         FERRY_UPDATE_SNAPSHOTS=1 cargo test -p ferry-cli --test check\n--- now:\n{report}"
-    );
+    matches_snapshot(&report, "check-server-everything.txt");
 }

@@ -210,6 +210,7 @@ impl HttpPeer {
             request = request.header(*name, *value);
         }
         if let Some(body) = body {
+            super::target::count_requests(body.as_bytes());
             request = request
                 .header(CONTENT_TYPE, "application/json")
                 .body(body.to_owned());

@@ -265,6 +265,7 @@ async fn check(
         target: target.describe(),
         revisions: statuses,
         findings,
+        requests_sent: target::requests_sent(),
     })
 }
 

@@ -24,6 +24,8 @@ pub(crate) struct Report {
     pub(crate) target: String,
     pub(crate) revisions: Vec<RevisionStatus>,
     pub(crate) findings: Findings,
+    /// How many JSON-RPC requests the checker sent (malformed ones included).
+    pub(crate) requests_sent: usize,
 }
 
 /// One requirement's findings, together.
@@ -210,7 +212,8 @@ impl Report {
             "target": self.target,
             "revisions": revisions,
             "requirements": requirements,
-            "summary": {"passed": pass, "failed": fail, "mustFailed": must, "skipped": skip},
+            "summary": {"passed": pass, "failed": fail, "mustFailed": must, "skipped": skip,
+                        "requestsSent": self.requests_sent},
         })
     }
 }

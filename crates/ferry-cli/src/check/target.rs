@@ -5,6 +5,7 @@
 //! each revision, so a revision's handshake never meets another's state.
 
 use std::collections::{HashSet, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use ferry::engine::{ChildCommand, ChildProcess, ShutdownTimeouts, StderrMode, TransportEvent};
@@ -229,6 +230,7 @@ impl Conn {
 
     /// Send bytes as one frame, as they are.
     pub(crate) async fn send_raw(&mut self, frame: &[u8]) {
+        count_requests(frame);
         if let Some(http) = &mut self.http {
             if let Err(e) = http.post(frame).await {
                 self.transport_errors.push(e);
@@ -466,4 +468,23 @@ pub(crate) fn shorten(text: &str, max: usize) -> String {
     }
     let cut: String = text.chars().take(max).collect();
     format!("{cut}...")
+}
+
+/// How many JSON-RPC requests the checker has sent in this run (reported in `--json`).
+static REQUESTS_SENT: AtomicUsize = AtomicUsize::new(0);
+
+/// Count the requests in a frame about to be sent (a batch counts each one).
+pub(crate) fn count_requests(frame: &[u8]) {
+    let is_request = |m: &Value| m.get("method").is_some() && m.get("id").is_some();
+    let n = match serde_json::from_slice::<Value>(frame) {
+        Ok(Value::Array(entries)) => entries.iter().filter(|m| is_request(m)).count(),
+        Ok(message) => usize::from(is_request(&message)),
+        Err(_) => 0,
+    };
+    REQUESTS_SENT.fetch_add(n, Ordering::Relaxed);
+}
+
+/// How many requests have been sent so far.
+pub(crate) fn requests_sent() -> usize {
+    REQUESTS_SENT.load(Ordering::Relaxed)
 }
