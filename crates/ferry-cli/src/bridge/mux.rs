@@ -11,8 +11,8 @@
 //!   bridge replays the first `initialize` (and `notifications/initialized`) itself.
 //! - **Server-to-client requests and log messages** go to the connection the child is
 //!   working for: the only one with requests in flight, else the one that sent the latest
-//!   request (stdio carries no other hint; with one connection per child, as in the
-//!   per-session mode, this is exact). Responses to the child's requests go back as they
+//!   request, else the only session (stdio carries no other hint; with one connection per
+//!   child, as in the per-session mode, this is exact). Responses to the child's requests go back as they
 //!   are. A request aimed at a 2026-07-28 HTTP request (which cannot be asked back) is
 //!   refused to the child at once. Other notifications (list changes, resource updates)
 //!   go to every session.
@@ -152,14 +152,16 @@ impl Mux {
             .and_then(Value::as_str)
             .map(str::to_owned);
         let id = message.get("id").cloned();
+        if method.is_some() && id.is_some() {
+            self.seq += 1;
+            if let Some(c) = self.clients.get_mut(&client) {
+                c.last_request = self.seq;
+            }
+        }
         match (method.as_deref(), id) {
             (Some("initialize"), Some(id)) => self.initialize(client, id, message),
             (Some(_), Some(id)) => {
                 let n = self.fresh();
-                self.seq += 1;
-                if let Some(c) = self.clients.get_mut(&client) {
-                    c.last_request = self.seq;
-                }
                 let token = message
                     .pointer_mut("/params/_meta/progressToken")
                     .map(|slot| {
@@ -255,11 +257,19 @@ impl Mux {
         if let [only] = busy.as_slice() {
             return Some(*only);
         }
-        self.clients
+        let latest = self
+            .clients
             .iter()
             .filter(|(_, c)| c.last_request > 0)
             .max_by_key(|(_, c)| c.last_request)
-            .map(|(id, _)| *id)
+            .map(|(id, _)| *id);
+        latest.or_else(|| {
+            let mut sessions = self.clients.iter().filter(|(_, c)| !c.stateless);
+            match (sessions.next(), sessions.next()) {
+                (Some((id, _)), None) => Some(*id),
+                _ => None,
+            }
+        })
     }
 
     /// A frame from the child: what to write back to the child (answers to its requests
@@ -468,3 +478,7 @@ impl Mux {
         vec![frame(&request)]
     }
 }
+
+#[cfg(test)]
+#[path = "mux_tests.rs"]
+mod tests;

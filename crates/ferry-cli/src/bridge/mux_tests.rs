@@ -1,0 +1,143 @@
+//! The multiplexer's bookkeeping, message by message.
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::{ClientId, Frame, Mux};
+
+fn bytes(value: Value) -> Frame {
+    serde_json::to_vec(&value).unwrap()
+}
+
+fn parse(frame: &Frame) -> Value {
+    serde_json::from_slice(frame).unwrap()
+}
+
+fn attach(mux: &mut Mux, client: ClientId, stateless: bool) -> mpsc::UnboundedReceiver<Frame> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    mux.attach(client, tx, stateless);
+    rx
+}
+
+fn call(id: Value, token: Option<&str>) -> Frame {
+    let mut params = json!({"name": "echo", "arguments": {}});
+    if let Some(token) = token {
+        params["_meta"] = json!({"progressToken": token});
+    }
+    bytes(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}))
+}
+
+fn one(frames: Vec<Frame>) -> Value {
+    assert_eq!(frames.len(), 1, "{frames:?}");
+    parse(&frames[0])
+}
+
+#[test]
+fn colliding_ids_and_tokens_are_remapped_and_restored() {
+    let mut mux = Mux::default();
+    let mut a = attach(&mut mux, 1, false);
+    let mut b = attach(&mut mux, 2, false);
+    let to_child_a = one(mux.client_frame(1, &call(json!(1), Some("t"))));
+    let to_child_b = one(mux.client_frame(2, &call(json!(1), Some("t"))));
+    assert_ne!(to_child_a["id"], to_child_b["id"]);
+    let token_b = to_child_b["params"]["_meta"]["progressToken"].clone();
+    assert_ne!(token_b, json!("t"));
+    // Progress for B's token goes to B only, with B's own token.
+    let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+        "params": {"progressToken": token_b, "progress": 1}});
+    assert!(mux.child_frame(&bytes(progress)).is_empty());
+    let got = parse(&b.try_recv().unwrap());
+    assert_eq!(got["params"]["progressToken"], "t");
+    assert!(a.try_recv().is_err());
+    // Responses go back with each client's own id.
+    let answer = json!({"jsonrpc": "2.0", "id": to_child_a["id"], "result": {"content": []}});
+    mux.child_frame(&bytes(answer));
+    assert_eq!(parse(&a.try_recv().unwrap())["id"], 1);
+    assert!(b.try_recv().is_err());
+}
+
+#[test]
+fn a_later_initialize_is_answered_from_the_cache() {
+    let mut mux = Mux::default();
+    let mut a = attach(&mut mux, 1, false);
+    let mut b = attach(&mut mux, 2, false);
+    let init = |id| {
+        bytes(json!({"jsonrpc": "2.0", "id": id, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}}}))
+    };
+    let forwarded = one(mux.client_frame(1, &init(json!(0))));
+    // B asks while A's is in flight: it waits, nothing more reaches the child.
+    assert!(mux.client_frame(2, &init(json!("b"))).is_empty());
+    let result = json!({"protocolVersion": "2025-06-18", "capabilities": {}});
+    mux.child_frame(&bytes(
+        json!({"jsonrpc": "2.0", "id": forwarded["id"], "result": result}),
+    ));
+    assert_eq!(parse(&a.try_recv().unwrap())["id"], 0);
+    let for_b = parse(&b.try_recv().unwrap());
+    assert_eq!((&for_b["id"], &for_b["result"]), (&json!("b"), &result));
+    // Only the first notifications/initialized reaches the child.
+    let initialized = bytes(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    assert_eq!(mux.client_frame(1, &initialized).len(), 1);
+    assert!(mux.client_frame(2, &initialized).is_empty());
+    // After a restart the bridge replays initialize, then initialized.
+    mux.child_died();
+    let replay = one(mux.started());
+    assert_eq!(replay["method"], "initialize");
+    let after = mux.child_frame(&bytes(
+        json!({"jsonrpc": "2.0", "id": replay["id"], "result": result}),
+    ));
+    assert_eq!(one(after)["method"], "notifications/initialized");
+    assert!(
+        a.try_recv().is_err(),
+        "the replay's answer is the bridge's own"
+    );
+}
+
+#[test]
+fn a_dead_child_fails_what_is_in_flight() {
+    let mut mux = Mux::default();
+    let mut a = attach(&mut mux, 1, false);
+    mux.client_frame(1, &call(json!("x"), None));
+    mux.child_died();
+    let failed = parse(&a.try_recv().unwrap());
+    assert_eq!(failed["id"], "x");
+    assert_eq!(failed["error"]["code"], -32603);
+}
+
+#[test]
+fn a_departing_client_cancels_its_calls_and_refuses_the_childs_requests() {
+    let mut mux = Mux::default();
+    let mut a = attach(&mut mux, 1, false);
+    let forwarded = one(mux.client_frame(1, &call(json!(5), None)));
+    let sampling =
+        json!({"jsonrpc": "2.0", "id": 99, "method": "sampling/createMessage", "params": {}});
+    assert!(mux.child_frame(&bytes(sampling)).is_empty());
+    assert_eq!(parse(&a.try_recv().unwrap())["id"], 99);
+    let out: Vec<Value> = mux.detach(1).iter().map(parse).collect();
+    assert!(
+        out.iter().any(|m| m["method"] == "notifications/cancelled"
+            && m["params"]["requestId"] == forwarded["id"])
+    );
+    assert!(
+        out.iter()
+            .any(|m| m["id"] == 99 && m["error"]["code"] == -32603)
+    );
+}
+
+#[test]
+fn the_childs_requests_reach_the_client_it_works_for_never_a_stateless_one() {
+    let mut mux = Mux::default();
+    let mut session = attach(&mut mux, 1, false);
+    // Before any request of the client (right after initialize, say): the only session.
+    let roots = |id| bytes(json!({"jsonrpc": "2.0", "id": id, "method": "roots/list"}));
+    assert!(mux.child_frame(&roots(1)).is_empty());
+    assert_eq!(parse(&session.try_recv().unwrap())["method"], "roots/list");
+    // A stateless request cannot be asked back: the child is answered at once.
+    let _stateless = attach(&mut mux, 2, true);
+    mux.client_frame(2, &call(json!(1), None));
+    let refused = one(mux.child_frame(&roots(2)));
+    assert_eq!(
+        (&refused["id"], &refused["error"]["code"]),
+        (&json!(2), &json!(-32603))
+    );
+}
