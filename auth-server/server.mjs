@@ -88,7 +88,11 @@ server.listen(Number(process.env.PORT || 0), '127.0.0.1', async () => {
     // grants the token endpoint served, which clients registered, which pages a person saw.
     const event = (fields) => process.stdout.write(`${JSON.stringify(fields)}\n`);
     provider.on('grant.success', (ctx) => event({
-      event: 'grant', grant_type: ctx.oidc.params.grant_type, client_id: ctx.oidc.client?.clientId,
+      event: 'grant',
+      grant_type: ctx.oidc.params.grant_type,
+      client_id: ctx.oidc.client?.clientId,
+      resource: ctx.oidc.params.resource,
+      scope: ctx.oidc.params.scope,
     }));
     provider.on('grant.error', (ctx, err) => event({
       event: 'grant_error', grant_type: ctx.oidc.params?.grant_type, error: err.error ?? err.message,

@@ -92,12 +92,17 @@ async fn a_person_approves_on_the_provider_and_the_token_opens_ferry_serve() {
     let http = reqwest::Client::new();
 
     // Without credentials: refused, said so, exit code 3.
-    let run = cli::run(&["call", "--url", &endpoint, "echo", "text=hi"], None).await;
+    let run = cli::run(
+        &["call", "--url", &endpoint, "--no-auth", "echo", "text=hi"],
+        None,
+    )
+    .await;
     run.expect_code(3);
     assert!(
         run.stderr.contains("authorization failed")
             && run.stderr.contains("401 Unauthorized")
-            && run.stderr.contains("resource_metadata="),
+            && run.stderr.contains("resource_metadata=")
+            && run.stderr.contains("--no-auth"),
         "{run:#?}"
     );
 

@@ -3,11 +3,15 @@
 //! a command failing for want of authorization says so — with the server's challenge —
 //! and exits with [`EXIT_UNAUTHORIZED`].
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use ferry::client::ClientError;
+use ferry::http_client::oauth::OAuthClient;
 use ferry::http_client::{AuthChallenge, AuthFuture, HttpAuth};
 use reqwest::header::HeaderMap;
+
+use super::oauth::Authorization;
 
 /// The exit code of a command the server refused for want of authorization, or whose
 /// authorization failed.
@@ -16,26 +20,34 @@ pub(crate) const EXIT_UNAUTHORIZED: u8 = 3;
 /// The longest challenge quoted in an error message.
 const MAX_CHALLENGE: usize = 300;
 
-/// The HTTP client's auth hook: delegates to `inner` (OAuth, when on) and remembers the
-/// last refusal and the last failure to produce credentials.
+/// The HTTP client's auth hook: delegates to OAuth (when on) and remembers the last
+/// refusal and the last failure to produce credentials.
 pub(crate) struct Gate {
-    inner: Option<Arc<dyn HttpAuth>>,
+    inner: Option<OAuthClient>,
     /// Why authorization is off (`--no-auth`, an `Authorization` header given), for the
     /// error message.
     off: Option<&'static str>,
     refused: Mutex<Option<AuthChallenge>>,
     /// Why `inner` could not give the headers of a request (a failed refresh, say).
     broken: Mutex<Option<String>>,
+    /// A challenge could not be answered: the command does not ask again (a person who
+    /// refused is not asked once more for each request the client tries).
+    gave_up: AtomicBool,
 }
 
 impl Gate {
-    /// A gate around `inner`; `off`: why there is none.
-    pub(crate) fn new(inner: Option<Arc<dyn HttpAuth>>, off: Option<&'static str>) -> Gate {
+    /// A gate around `authorization`.
+    pub(crate) fn new(authorization: Authorization) -> Gate {
+        let (inner, off) = match authorization {
+            Authorization::OAuth(client) => (Some(client), None),
+            Authorization::Off(why) => (None, Some(why)),
+        };
         Gate {
             inner,
             off,
             refused: Mutex::new(None),
             broken: Mutex::new(None),
+            gave_up: AtomicBool::new(false),
         }
     }
 
@@ -69,12 +81,14 @@ impl Gate {
             }
             text.push_str(&format!(" (WWW-Authenticate: {quoted})"));
         }
-        match self.off {
-            Some(why) => text.push_str(&format!("; authorization is off ({why})")),
-            None if challenge.status == 403 => {
+        let why = self.inner.as_ref().and_then(OAuthClient::last_error);
+        match (self.off, why) {
+            (Some(off), _) => text.push_str(&format!("; authorization is off ({off})")),
+            (None, Some(why)) => text.push_str(&format!(": {why}")),
+            (None, None) if challenge.status == 403 => {
                 text.push_str("; the token lacks a scope this needs (see --scope)");
             }
-            None => text.push_str("; the authorization did not succeed"),
+            (None, None) => text.push_str("; the new token was refused too"),
         }
         Some(text)
     }
@@ -97,9 +111,14 @@ impl HttpAuth for Gate {
     fn challenged<'a>(&'a self, challenge: &'a AuthChallenge) -> AuthFuture<'a, bool> {
         Box::pin(async move {
             let overcome = match &self.inner {
-                Some(inner) => inner.challenged(challenge).await,
-                None => false,
+                Some(inner) if !self.gave_up.load(Ordering::Relaxed) => {
+                    inner.challenged(challenge).await
+                }
+                _ => false,
             };
+            if !overcome {
+                self.gave_up.store(true, Ordering::Relaxed);
+            }
             // Kept even when overcome: the request sent again may be refused once more.
             *self.refused.lock().unwrap_or_else(|e| e.into_inner()) = Some(challenge.clone());
             overcome

@@ -4,6 +4,9 @@
 //! Every command names its server the same way: `--url URL` talks to a Streamable HTTP
 //! server (or a 2024-11-05 HTTP+SSE one), `-- command args...` runs a stdio server as a
 //! child process; with neither the command talks to the reference server in-process.
+//! A server at `--url` that answers 401 is authorized with OAuth (see `oauth`): a person
+//! approves the printed URL in a browser (or `--client-credentials` for a machine), and
+//! the tokens are kept for the next command.
 //! Results go to stdout (human output, or the raw result with `--json`); errors, what the
 //! server asks, the wire trace (`-v`) and the progress bar go to stderr.
 //!
@@ -15,6 +18,7 @@
 mod answers;
 pub(crate) mod args;
 mod auth;
+mod oauth;
 mod output;
 mod render;
 mod target;
@@ -100,6 +104,9 @@ pub(crate) struct Common {
     /// server, in-process).
     #[arg(last = true, value_name = "COMMAND")]
     server: Vec<String>,
+    // Last: its options are listed under a heading of their own.
+    #[command(flatten)]
+    auth: oauth::AuthArgs,
 }
 
 /// `ferry call`.

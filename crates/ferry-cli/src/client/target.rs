@@ -56,12 +56,8 @@ pub(crate) fn start(common: &Common) -> Result<(Target, Transport), String> {
                 .headers
                 .iter()
                 .any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
-            let off = if given {
-                "the Authorization header given with --header was refused"
-            } else {
-                "no credentials were given: --header 'Authorization: Bearer TOKEN'"
-            };
-            let hook = Arc::new(Gate::new(None, Some(off)));
+            let authorization = common.auth.authorization(url, given)?;
+            let hook = Arc::new(Gate::new(authorization));
             config = config.auth(hook.clone());
             gate = Some(hook);
             let (transport, connection) =

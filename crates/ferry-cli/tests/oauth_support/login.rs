@@ -20,6 +20,8 @@ pub struct Person {
     pub login: String,
     /// What each page was: `login` or `consent`, in order.
     pub pages: Vec<String>,
+    /// Refuse instead: follow the sign-in page's abort link ("Cancel").
+    pub refuse: bool,
 }
 
 impl Person {
@@ -34,6 +36,7 @@ impl Person {
             cookies: BTreeMap::new(),
             login: login.to_owned(),
             pages: Vec::new(),
+            refuse: false,
         }
     }
 
@@ -87,6 +90,13 @@ impl Person {
                 ));
             };
             self.pages.push(prompt.to_owned());
+            if self.refuse {
+                // The pages' "[ Cancel ]" link: the provider redirects with access_denied.
+                url = url
+                    .join(&format!("{}/abort", action.trim_end_matches('/')))
+                    .map_err(|e| e.to_string())?;
+                continue;
+            }
             let mut fields = vec![("prompt", prompt.to_owned())];
             if prompt == "login" {
                 fields.push(("login", self.login.clone()));

@@ -22,6 +22,9 @@ use serde_json::Value;
 /// How long a test waits for something that should come (a line, an event) before failing.
 pub const WAIT: Duration = Duration::from_secs(60);
 
+/// The resource of the grant that marks the end of [`Provider::events_so_far`].
+const MARKER: &str = "http://127.0.0.1:1/events-marker";
+
 /// `auth-server/` at the workspace root.
 fn auth_server_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../auth-server")
@@ -152,21 +155,18 @@ impl Provider {
         discovery["jwks_uri"].as_str().expect("jwks_uri").to_owned()
     }
 
-    /// Every event up to and including a marker: a client-credentials grant of
-    /// `ferry-service` this asks for now. Everything the provider did before the marker is
+    /// Every event up to a marker: a client-credentials grant for the resource [`MARKER`]
+    /// this asks for now. Everything the provider did before the marker is
     /// in the list (its events are written in order, as they happen).
     pub async fn events_so_far(&self, http: &reqwest::Client) -> Vec<Value> {
-        self.service_token(http, "http://127.0.0.1:1/marker", "mcp:tools")
-            .await;
+        self.service_token(http, MARKER, "mcp:tools").await;
         let mut seen = Vec::new();
         loop {
             let event = self
                 .events
                 .recv_timeout(WAIT)
                 .expect("the provider reports the marker grant");
-            let marker = event["event"] == "grant"
-                && event["grant_type"] == "client_credentials"
-                && event["client_id"] == "ferry-service";
+            let marker = event["event"] == "grant" && event["resource"] == MARKER;
             if marker {
                 return seen;
             }
