@@ -155,3 +155,71 @@ async fn a_session_era_child_makes_new_clients_fall_back() {
     drop(client);
     connection.close().await;
 }
+
+/// The TypeScript SDK's server on HTTP (`node server.mjs MODE 0`), killed when dropped.
+struct TsServer(std::process::Child);
+
+impl Drop for TsServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Start it and read the URL it announces (`listening URL`).
+fn ts_server(mode: &str) -> (TsServer, String) {
+    install();
+    let mut child = Command::new("node")
+        .arg(interop_dir().join("ts/server.mjs"))
+        .args([mode, "0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn node");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = lines.next().expect("a banner").expect("a line");
+    std::thread::spawn(move || for _ in lines {});
+    let url = line
+        .strip_prefix("listening ")
+        .unwrap_or_else(|| panic!("banner {line:?}"))
+        .to_owned();
+    (TsServer(child), url)
+}
+
+/// Ferry's client spawns `ferry bridge --stdio URL` in front of the TypeScript SDK's
+/// server over Streamable HTTP, and over the 2024-11-05 HTTP+SSE transport (the bridge's
+/// HTTP client finds it by the fallback: `initialize` refused, then `GET` for the
+/// `endpoint` event).
+#[tokio::test]
+async fn ferry_client_through_bridge_stdio_to_ts_sdk_servers() {
+    for mode in ["http", "sse"] {
+        let (_server, url) = ts_server(mode);
+        let command = ferry::engine::ChildCommand::new(FERRY).args(["bridge", "--stdio", &url]);
+        let (client, child) = bridge_support::builder()
+            .spawn(&command)
+            .await
+            .unwrap_or_else(|e| panic!("{mode}: {e:?}"));
+        let echoed = client
+            .call_tool("echo", serde_json::json!({"text": mode}))
+            .await
+            .unwrap();
+        assert_eq!(bridge_support::text_of(&echoed), mode);
+        let (_, progress) = bridge_support::countdown(&client, 3).await;
+        assert_eq!(progress, vec![1.0, 2.0, 3.0], "{mode}");
+        let sampled = client
+            .call_tool("sample", serde_json::json!({"prompt": "x"}))
+            .await
+            .unwrap();
+        assert!(
+            bridge_support::text_of(&sampled).contains("sampled x"),
+            "{mode}: {sampled:?}"
+        );
+        drop(client);
+        let outcome = child
+            .shutdown(ferry::engine::ShutdownTimeouts::default())
+            .await
+            .unwrap();
+        assert!(outcome.status.success(), "{mode}: {outcome:?}");
+    }
+}
