@@ -310,3 +310,29 @@ async fn sigterm_shuts_every_child_down_the_mcp_way() {
     drop((a, b, a_conn, b_conn));
     let _ = std::fs::remove_file(&file);
 }
+
+#[tokio::test]
+async fn many_sessions_at_once_on_one_shared_child() {
+    let bridge = bridge_http(&["--shared"], &[FERRY, "serve"]);
+    let mut clients = Vec::new();
+    for _ in 0..20 {
+        clients.push(connect(&bridge.url, Some(ProtocolVersion::V2025_11_25)).await);
+    }
+    // Every session's calls use the same ids (each client counts from the same start);
+    // 20 sessions x 10 calls in flight at once must each get their own answer.
+    let calls = clients.iter().enumerate().flat_map(|(s, (client, _))| {
+        (0..10).map(move |c| async move {
+            let text = format!("session {s} call {c}");
+            let result = client
+                .call_tool("echo", json!({"text": text}))
+                .await
+                .unwrap();
+            assert_eq!(text_of(&result), text);
+        })
+    });
+    futures_util::future::join_all(calls).await;
+    for (client, connection) in clients {
+        drop(client);
+        connection.close().await;
+    }
+}

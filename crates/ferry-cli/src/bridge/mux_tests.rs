@@ -141,3 +141,22 @@ fn the_childs_requests_reach_the_client_it_works_for_never_a_stateless_one() {
         (&json!(2), &json!(-32603))
     );
 }
+
+#[test]
+fn list_changes_go_to_every_session_and_to_no_stateless_request() {
+    let mut mux = Mux::default();
+    let mut a = attach(&mut mux, 1, false);
+    let mut b = attach(&mut mux, 2, false);
+    let mut stateless = attach(&mut mux, 3, true);
+    let changed = bytes(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
+    assert!(mux.child_frame(&changed).is_empty());
+    assert_eq!(
+        parse(&a.try_recv().unwrap())["method"],
+        "notifications/tools/list_changed"
+    );
+    assert_eq!(
+        parse(&b.try_recv().unwrap())["method"],
+        "notifications/tools/list_changed"
+    );
+    assert!(stateless.try_recv().is_err());
+}
