@@ -40,6 +40,7 @@ mod authorize;
 mod builder;
 mod challenge;
 mod client;
+mod code_grant;
 mod discovery;
 mod error;
 mod fetch;
