@@ -7,7 +7,9 @@
 //! provider did is observed through its event log (grants by type, registrations, pages
 //! shown), not guessed from timing: a second command reuses the stored token (no grant
 //! at all), an expired token is refreshed (a `refresh_token` grant, no login), a token
-//! for another server is refused, a machine client needs no person.
+//! for another server is refused, a machine client needs no person, a 403 is answered by
+//! a step-up, and every failure (a person who cancels, `--no-auth`, a wrong secret, a
+//! scope never granted) ends the command with exit code 3 and the reason.
 
 #![cfg(unix)]
 
@@ -20,8 +22,17 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use ferry::http_client::oauth::{FileTokenStore, StoreKey, StoredCredentials, TokenStore};
 use oauth_support::cli::{Run, run};
 use oauth_support::login::Person;
-use oauth_support::{Provider, count, start_protected_ferry};
+use oauth_support::{Provider, count, start_ferry, start_protected_ferry};
 use serde_json::Value;
+
+/// The machine client's flags: client credentials of the pre-registered `ferry-service`.
+const SERVICE: [&str; 5] = [
+    "--client-credentials",
+    "--client-id",
+    "ferry-service",
+    "--client-secret",
+    "ferry-service-secret",
+];
 
 /// A fresh token directory under the target dir (removed when dropped).
 struct TokenDir(PathBuf);
@@ -249,13 +260,7 @@ async fn a_machine_client_needs_no_person_and_a_token_for_another_server_is_refu
     let (_b, server_b) = start_protected_ferry(&provider).await;
     let http = reqwest::Client::new();
     let dir = TokenDir::new("machine");
-    let service = [
-        "--client-credentials",
-        "--client-id",
-        "ferry-service",
-        "--client-secret",
-        "ferry-service-secret",
-    ];
+    let service = SERVICE;
 
     // Client credentials: no authorization URL, no page, one grant for server A.
     let first = echo(&server_a, &dir, &service, "machine", None).await;
@@ -418,4 +423,30 @@ async fn refusals_end_the_command_with_exit_code_3() {
         "{off:#?}"
     );
     assert_eq!(off.authorizations, 0);
+
+    // A tool needing a scope the provider does not grant (it leaves the unknown scope out
+    // of the tokens): the step-ups run out, and the command says so.
+    let jwks = provider.jwks_uri(&reqwest::Client::new()).await;
+    let (_strict, strict) = start_ferry(&[
+        "--auth-issuer",
+        &provider.issuer,
+        "--auth-jwks",
+        &jwks,
+        "--auth-scope",
+        "mcp:tools",
+        "--auth-tool-scope",
+        "add=mcp:unknown",
+    ]);
+    let mut args = vec!["call", "--url", &strict, "--token-store", dir.path()];
+    args.extend_from_slice(&SERVICE);
+    args.extend_from_slice(&["add", "a=1", "b=2"]);
+    let unreachable = run(&args, None).await;
+    unreachable.expect_code(3);
+    assert!(
+        unreachable.stderr.contains("authorization failed")
+            && unreachable.stderr.contains("403 Forbidden")
+            && unreachable.stderr.contains("insufficient_scope")
+            && unreachable.stderr.contains("step-up"),
+        "{unreachable:#?}"
+    );
 }
