@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use ferry::client::Backoff;
-use ferry::engine::ChildCommand;
+use ferry::engine::{ChildCommand, StderrMode};
 
 use crate::client::args::header;
 use crate::serve::address;
@@ -78,7 +78,10 @@ pub(crate) async fn run(args: BridgeArgs) -> ExitCode {
         return ExitCode::from(2);
     }
     let child = upstream::ChildSpec {
-        command: ChildCommand::new(program).args(rest),
+        // The server's own diagnostics pass straight through to the bridge's stderr.
+        command: ChildCommand::new(program)
+            .args(rest)
+            .stderr(StderrMode::Inherit),
         backoff: Backoff::default(),
         max_frame_bytes,
         lifecycle: upstream::Lifecycle::new(),
