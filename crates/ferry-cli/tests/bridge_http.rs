@@ -336,3 +336,23 @@ async fn many_sessions_at_once_on_one_shared_child() {
         connection.close().await;
     }
 }
+
+#[tokio::test]
+async fn the_session_limit_is_a_clear_503() {
+    let bridge = bridge_http(&["--max-sessions", "1"], &[FERRY, "serve"]);
+    let http = reqwest::Client::new();
+    let _first = open_session(&http, &bridge.url).await;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    let refused = post(&http, &bridge.url, None, init).await;
+    assert_eq!(refused.status(), 503);
+    let body: Value = serde_json::from_str(&refused.text().await.unwrap()).unwrap();
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("too many sessions"),
+        "{body}"
+    );
+}

@@ -56,8 +56,7 @@ impl Backend for Shared {
 /// Serve until the listener fails or Ctrl-C.
 pub(crate) async fn run(
     addr: SocketAddr,
-    public: bool,
-    origins: Vec<String>,
+    config: HttpConfig,
     shared: bool,
     spec: ChildSpec,
 ) -> ExitCode {
@@ -69,11 +68,6 @@ pub(crate) async fn run(
         }
     };
     let bound = listener.local_addr().unwrap_or(addr);
-    let config = HttpConfig {
-        any_host: public,
-        allowed_origins: origins,
-        ..Default::default()
-    };
     let lifecycle = Arc::clone(&spec.lifecycle);
     let backend: Arc<dyn Backend> = if shared {
         Arc::new(Shared(Upstream::start(spec, false)))

@@ -8,10 +8,12 @@ mod upstream;
 
 use crate::stderr::note;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Args;
 use ferry::client::Backoff;
 use ferry::engine::{ChildCommand, StderrMode};
+use ferry::http::HttpConfig;
 
 use crate::client::args::header;
 use crate::serve::address;
@@ -47,6 +49,14 @@ pub(crate) struct BridgeArgs {
     /// `--stdio`: a header sent with every HTTP request (`Authorization: Bearer ...`).
     #[arg(long = "header", value_name = "NAME: VALUE", requires = "stdio", value_parser = header)]
     headers: Vec<(String, String)>,
+    /// The most sessions at once (then 503). Default: 100 with a child per session,
+    /// 10,000 with `--shared`.
+    #[arg(long, value_name = "N", requires = "http")]
+    max_sessions: Option<usize>,
+    /// End a session (and its child) after this many seconds without a request or an open
+    /// stream. Default: 1800.
+    #[arg(long, value_name = "SECONDS", requires = "http")]
+    idle_timeout: Option<u64>,
     /// `--http`: the stdio server to run, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -86,7 +96,21 @@ pub(crate) async fn run(args: BridgeArgs) -> ExitCode {
         max_frame_bytes,
         lifecycle: upstream::Lifecycle::new(),
     };
-    http::run(addr, args.public, args.origins, args.shared, child).await
+    let defaults = HttpConfig::default();
+    let config = HttpConfig {
+        any_host: args.public,
+        allowed_origins: args.origins,
+        max_sessions: args.max_sessions.unwrap_or(if args.shared {
+            defaults.max_sessions
+        } else {
+            100
+        }),
+        session_idle_timeout: args
+            .idle_timeout
+            .map_or(defaults.session_idle_timeout, Duration::from_secs),
+        ..defaults
+    };
+    http::run(addr, config, args.shared, child).await
 }
 
 /// The largest message accepted on a pipe: the engine's default.
