@@ -223,3 +223,41 @@ async fn ferry_client_through_bridge_stdio_to_ts_sdk_servers() {
         assert!(outcome.status.success(), "{mode}: {outcome:?}");
     }
 }
+
+/// A child that speaks 2026-07-28 on stdio (the Python SDK's server): Ferry's stateless
+/// client goes through the bridge unchanged — discovery, a tool call, progress on the
+/// request's SSE stream, and sampling by the input-required round trip.
+#[tokio::test]
+async fn a_stateless_child_serves_stateless_clients_through_the_bridge() {
+    install();
+    let python = interop_dir().join(".venv/bin/python");
+    let server = interop_dir().join("py/server.py");
+    let (python, server) = (python.to_string_lossy(), server.to_string_lossy());
+    for mode in ["--per-session", "--shared"] {
+        let bridge = bridge_http(&[mode], &[&python, &server, "stdio"]);
+        let (client, connection) = bridge_support::connect(&bridge.url, None).await;
+        assert_eq!(
+            client.version(),
+            ferry::protocol::ProtocolVersion::V2026_07_28,
+            "{mode}"
+        );
+        assert_eq!(connection.session_id(), None, "{mode}");
+        let echoed = client
+            .call_tool("echo", serde_json::json!({"text": "stateless"}))
+            .await
+            .unwrap();
+        assert_eq!(bridge_support::text_of(&echoed), "stateless", "{mode}");
+        let (_, progress) = bridge_support::countdown(&client, 3).await;
+        assert_eq!(progress, vec![1.0, 2.0, 3.0], "{mode}");
+        let sampled = client
+            .call_tool("sample", serde_json::json!({"prompt": "x"}))
+            .await
+            .unwrap();
+        assert!(
+            bridge_support::text_of(&sampled).contains("sampled x"),
+            "{mode}: {sampled:?}"
+        );
+        drop(client);
+        connection.close().await;
+    }
+}
