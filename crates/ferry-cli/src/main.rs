@@ -6,7 +6,7 @@
 //! or to any stdio server given after `--`, and `ferry check` (the conformance checker: see
 //! `check`), and `ferry bridge` (a stdio server over HTTP and back: see `bridge`).
 
-use std::io::Write;
+use std::io::{IsTerminal as _, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -54,6 +54,8 @@ fn main() -> ExitCode {
     // stay off, as it is an `eprintln!`, which panics when stderr fails (see `stderr`).
     let stderr = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
+        // Colours for a terminal only: piped or captured, escape codes are noise.
+        .with_ansi(std::io::stderr().is_terminal())
         .log_internal_errors(false)
         .with_filter(
             tracing_subscriber::EnvFilter::try_from_env("FERRY_LOG")

@@ -449,4 +449,8 @@ async fn refusals_end_the_command_with_exit_code_3() {
             && unreachable.stderr.contains("step-up"),
         "{unreachable:#?}"
     );
+    assert!(
+        !unreachable.stderr.contains('\u{1b}'),
+        "no terminal escapes in a captured stderr: {unreachable:#?}"
+    );
 }
