@@ -74,6 +74,12 @@
 //!
 //! Or mount [`router`] in an application of your own (it is an [`axum::Router`], a tower
 //! service).
+//!
+//! **Something else behind the endpoint.** [`router_with`] takes a [`Backend`]: the HTTP
+//! layer keeps everything above (guard, sessions, streams, resumability, checks) and hands
+//! the backend one engine transport per session or stateless request — a proxy to another
+//! server, as `ferry bridge --http` puts a stdio child there. [`serve_router`] serves any
+//! such router with `TCP_NODELAY`.
 
 #[cfg(feature = "http-auth")]
 pub mod auth;
