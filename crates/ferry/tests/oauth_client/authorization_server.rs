@@ -35,6 +35,9 @@ pub(crate) enum MetadataAt {
     Rfc8414Tenant,
     /// Issuer `/tenant1`, OpenID Connect path-appended (the last location tried).
     OidcTenantAppended,
+    /// No metadata at all (a 2025-03-26 client falls back to `/authorize`, `/token` and
+    /// `/register` at the origin).
+    Nowhere,
 }
 
 /// What the `iss` parameter of the redirect says.
@@ -129,10 +132,19 @@ struct App {
 
 impl AuthorizationServer {
     pub(crate) async fn start(behaviour: Behaviour) -> AuthorizationServer {
+        Self::start_with(behaviour, |_, _| axum::Router::new()).await
+    }
+
+    /// Also serve the routes `more` makes (given the origin and the signing key) on the
+    /// same origin: a 2025-03-26 MCP server whose origin is its authorization server.
+    pub(crate) async fn start_with(
+        behaviour: Behaviour,
+        more: impl FnOnce(&str, &SigningKey) -> axum::Router,
+    ) -> AuthorizationServer {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let origin = format!("http://{}", listener.local_addr().unwrap());
         let issuer = match behaviour.metadata_at {
-            MetadataAt::Rfc8414Root | MetadataAt::OidcRoot => origin.clone(),
+            MetadataAt::Rfc8414Root | MetadataAt::OidcRoot | MetadataAt::Nowhere => origin.clone(),
             _ => format!("{origin}/tenant1"),
         };
         let inner = Arc::new(Inner::default());
@@ -149,7 +161,8 @@ impl AuthorizationServer {
             .route("/register", post(register))
             .route("/jwks", get(jwks))
             .fallback(metadata)
-            .with_state(app);
+            .with_state(app)
+            .merge(more(&origin, &key));
         tokio::spawn(async move { axum::serve(listener, router).await });
         AuthorizationServer {
             origin,
@@ -210,7 +223,9 @@ impl App {
 
     fn issuer(&self) -> String {
         match self.behaviour().metadata_at {
-            MetadataAt::Rfc8414Root | MetadataAt::OidcRoot => self.origin.clone(),
+            MetadataAt::Rfc8414Root | MetadataAt::OidcRoot | MetadataAt::Nowhere => {
+                self.origin.clone()
+            }
             _ => format!("{}/tenant1", self.origin),
         }
     }
@@ -241,6 +256,7 @@ async fn metadata(State(app): Shared, request: Request) -> Response {
         MetadataAt::OidcRoot => "/.well-known/openid-configuration",
         MetadataAt::Rfc8414Tenant => "/.well-known/oauth-authorization-server/tenant1",
         MetadataAt::OidcTenantAppended => "/tenant1/.well-known/openid-configuration",
+        MetadataAt::Nowhere => "",
     };
     if path != location {
         app.event(format!("GET {path} 404"));

@@ -4,13 +4,15 @@
 //! registration, JWKS), all over real sockets on 127.0.0.1: discovery variants, each
 //! registration path, each token-endpoint authentication method, refresh (before expiry, on
 //! a stale token, falling back to a full flow), step-up and its limit, and the refusals
-//! (RFC 9207 `iss` mismatch, metadata for another resource, no PKCE).
+//! (RFC 9207 `iss` mismatch, metadata for another resource, no PKCE), and a 2025-03-26
+//! server without Protected Resource Metadata (`legacy.rs`).
 
 #[allow(dead_code)] // the http_auth tests' issuer: only its signing key is used here
 #[path = "../http_auth/issuer.rs"]
 mod issuer;
 
 mod authorization_server;
+mod legacy;
 mod refusals;
 
 use std::sync::Arc;
@@ -60,7 +62,10 @@ fn mcp_server() -> Server {
 /// the `admin` tool `mcp:admin`. Its Protected Resource Metadata names the resource at
 /// `resource_path` on the server (`/mcp`, the MCP endpoint, unless given). Returns the MCP
 /// endpoint's URL.
-async fn protected_server(as_: &AuthorizationServer, resource_path: Option<&str>) -> String {
+pub(crate) async fn protected_server(
+    as_: &AuthorizationServer,
+    resource_path: Option<&str>,
+) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let origin = format!("http://{}", listener.local_addr().unwrap());
     let url = format!("{origin}/mcp");
