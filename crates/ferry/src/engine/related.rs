@@ -16,8 +16,9 @@ tokio::task_local! {
 }
 
 /// Run `future` as the handler of the peer's request `id`.
-pub(crate) async fn serving<F: Future>(id: RequestId, future: F) -> F::Output {
-    SERVING.scope(id, future).await
+pub(crate) fn serving<F: Future>(id: RequestId, future: F) -> impl Future<Output = F::Output> {
+    // Not an `async fn`: that would hold `future` twice (as its argument and in the scope).
+    SERVING.scope(id, future)
 }
 
 /// Told about each frame a request handler queues, just before it is queued: the id of the

@@ -10,6 +10,7 @@ use ferry_protocol::jsonrpc::{ErrorObject, Notification, Request};
 use ferry_protocol::methods::{ClientRequest, method_info};
 use ferry_protocol::types::*;
 use ferry_protocol::{Era, ProtocolVersion};
+use futures_util::future::{self, Either};
 use tokio::sync::broadcast;
 
 use super::builder::Server;
@@ -538,11 +539,18 @@ impl Session {
 }
 
 impl Handler for Session {
-    async fn request(&self, request: Request, cx: RequestContext) -> HandlerResult {
-        match self.route(request, cx)? {
-            Routed::Answered(result) => result,
-            Routed::Tool(call) => call.await,
-            Routed::Later(later) => later.await,
+    fn request(
+        &self,
+        request: Request,
+        cx: RequestContext,
+    ) -> impl Future<Output = HandlerResult> + Send {
+        // Routed when called, and no `async` block around the result: one would hold the
+        // routed request and the future taken out of it side by side.
+        match self.route(request, cx) {
+            Err(error) => Either::Left(future::ready(Err(error))),
+            Ok(Routed::Answered(result)) => Either::Left(future::ready(result)),
+            Ok(Routed::Tool(call)) => Either::Right(Either::Left(call)),
+            Ok(Routed::Later(later)) => Either::Right(Either::Right(later)),
         }
     }
 
