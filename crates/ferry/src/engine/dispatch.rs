@@ -22,7 +22,7 @@ use super::config::EngineConfig;
 use super::peer::{CallError, Peer};
 use super::progress::ProgressReporter;
 use super::related;
-use super::transport::{Frame, Transport, TransportEvent};
+use super::transport::{Transport, TransportEvent};
 use super::{Handler, RequestContext};
 
 /// Starts engines.
@@ -451,11 +451,16 @@ async fn respond_to(
     id: RequestId,
     result: Result<RawJson, ErrorObject>,
 ) {
-    let frame: Result<Frame, _> = match &result {
-        Ok(raw) => serde_json::to_vec(&ResultResponse::new(id.clone(), raw)),
-        Err(error) => serde_json::to_vec(&ErrorResponse::new(Some(id.clone()), error.clone())),
+    // Sized for the result and the envelope at once (growing from empty reallocated the
+    // frame several times per response).
+    let mut frame = Vec::with_capacity(result.as_ref().map_or(128, |raw| raw.get().len() + 64));
+    let written = match result {
+        Ok(raw) => serde_json::to_writer(&mut frame, &ResultResponse::new(id, raw)),
+        Err(error) => serde_json::to_writer(&mut frame, &ErrorResponse::new(Some(id), error)),
     };
-    let Ok(frame) = frame else { return };
+    if written.is_err() {
+        return;
+    }
     match responder {
         Responder::Direct => {
             let _ = peer.send_frame(frame).await;

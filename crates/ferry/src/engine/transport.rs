@@ -163,7 +163,7 @@ async fn read_lines<R: AsyncRead + Unpin>(reader: R, tx: mpsc::Sender<TransportE
                 break;
             }
         };
-        let (chunk, done) = match memchr(available) {
+        let (chunk, done) = match memchr::memchr(b'\n', available) {
             Some(i) => (&available[..i], Some(i + 1)),
             None => (available, None),
         };
@@ -203,10 +203,6 @@ async fn read_lines<R: AsyncRead + Unpin>(reader: R, tx: mpsc::Sender<TransportE
     if !oversized && !line.iter().all(u8::is_ascii_whitespace) {
         let _ = tx.send(TransportEvent::Frame(line)).await;
     }
-}
-
-fn memchr(haystack: &[u8]) -> Option<usize> {
-    haystack.iter().position(|&b| b == b'\n')
 }
 
 async fn write_lines<W: AsyncWrite + Unpin>(
