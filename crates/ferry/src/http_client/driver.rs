@@ -77,8 +77,15 @@ pub(crate) async fn run(
         task.abort();
     }
     shared.set_background(None);
+    // A renewal under way (one the GET stream started runs on a task of its own) ends
+    // first (within the close timeout), so the session deleted is the latest; one not yet
+    // started then sees the connection closed and starts none.
+    let renewing = tokio::time::timeout(shared.config.close_timeout, shared.reinit.lock())
+        .await
+        .ok();
     session::delete(&shared).await;
     shared.closed.cancel();
+    drop(renewing);
 }
 
 /// POST a notification or a response (session era, 2024-11-05); the server answers 202.

@@ -144,6 +144,9 @@ pub(crate) async fn reinitialize(
     failed_generation: u64,
 ) -> Result<(), String> {
     let _one_at_a_time = shared.reinit.lock().await;
+    if shared.closed.is_cancelled() {
+        return Err("the connection is closed".into());
+    }
     let (initialize, initialized) = {
         let mut state = shared.state();
         if state.generation != failed_generation {
