@@ -3,7 +3,7 @@
 //! `Mcp-Name` names the header and what was sent, and is not retried; a URL with no MCP
 //! endpoint, an unreachable server and a proxy's error page each say the status (or the
 //! cause), where, what the server said and what to check — as transport errors, told
-//! apart from the server's own answers.
+//! apart from the server's own answers; a 401 is not taken for a 2024-11-05 server.
 
 mod http_client_support;
 
@@ -129,4 +129,36 @@ async fn a_proxy_error_page_is_quoted_with_the_status() {
              server, or a proxy in front of it, is unavailable: try again later)"
         )
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_for_want_of_authorization_is_no_2024_11_05_server() {
+    // Every request refused with 401: the 2024-11-05 fallback (a GET for an SSE stream) is
+    // for 400, 404 and 405 only.
+    let gets = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&gets);
+    let router = axum::Router::new().fallback(move |method: axum::http::Method| {
+        let counted = Arc::clone(&counted);
+        async move {
+            if method == axum::http::Method::GET {
+                counted.fetch_add(1, Ordering::SeqCst);
+            }
+            (
+                axum::http::StatusCode::UNAUTHORIZED,
+                [("www-authenticate", "Bearer")],
+                "",
+            )
+        }
+    });
+    let base = serve(router).await;
+    let url = format!("{base}/mcp");
+    let error = connect(&url).await.unwrap_err();
+    assert!(error.is_transport(), "{error:?}");
+    let text = error.to_string();
+    assert!(
+        text.starts_with(&format!("HTTP 401 Unauthorized from {url}")),
+        "{text}"
+    );
+    assert!(text.contains("wants authorization"), "{text}");
+    assert_eq!(gets.load(Ordering::SeqCst), 0, "no fallback GET");
 }

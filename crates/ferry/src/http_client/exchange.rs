@@ -70,8 +70,14 @@ async fn exchange(
                 ),
             ));
         }
+        // The fallback's statuses (2025-11-25 "Backwards Compatibility"): not 401/403, a
+        // refusal for want of authorization, whose GET would only be refused again (and
+        // could set an authorization flow off twice).
         if message.method() == "initialize"
-            && status.is_client_error()
+            && matches!(
+                status,
+                StatusCode::BAD_REQUEST | StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED
+            )
             && shared.config.legacy_fallback
         {
             match legacy::detect(shared).await {

@@ -1,5 +1,6 @@
 //! The 2024-11-05 HTTP+SSE transport, as the fallback the 2025-03-26 spec describes
-//! ("Backwards Compatibility"): when a POSTed `initialize` is refused with a 4xx, GET the
+//! ("Backwards Compatibility"): when a POSTed `initialize` is refused with 400, 404 or 405
+//! (2025-11-25's list; 2025-03-26 said any 4xx, but a 401 or 403 asks for credentials), GET the
 //! URL expecting an SSE stream whose first event is `endpoint`; from then on every
 //! message is POSTed to that endpoint and every server message (responses included)
 //! arrives on the stream. The connection ends when the stream does (that transport has

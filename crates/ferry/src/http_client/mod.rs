@@ -32,7 +32,7 @@
 //!   transparently, told again what the caller had set on the old one (resource
 //!   subscriptions, the log level: see `restore.rs`), its GET stream opened, and safe
 //!   requests are sent again (see `session.rs`); the session is DELETEd on close.
-//! - **2024-11-05**: when `initialize` is refused with a 4xx, a GET expecting an
+//! - **2024-11-05**: when `initialize` is refused with 400, 404 or 405, a GET expecting an
 //!   `endpoint` event (see `legacy.rs`).
 //!
 //! Extra headers, a shared `reqwest::Client` (its connection pool) and an authentication
