@@ -16,28 +16,32 @@ requirement!(
     "capabilities.declared-is-served",
     Capabilities,
     Must,
-    "a declared capability's methods answer with results"
+    "a declared capability's methods answer with results",
+    "basic/lifecycle#capability-negotiation"
 );
 requirement!(
     UNDECLARED_NOT_SERVED,
     "capabilities.undeclared-is-not-served",
     Capabilities,
     Must,
-    "a feature the server serves is declared (an undeclared one's methods do not answer with results)"
+    "a feature the server serves is declared (an undeclared one's methods do not answer with results)",
+    "basic/lifecycle#capability-negotiation"
 );
 requirement!(
     UNDECLARED_METHOD_NOT_FOUND,
     "capabilities.undeclared-method-not-found",
     Capabilities,
     Should,
-    "an undeclared feature's methods are answered with error -32601"
+    "an undeclared feature's methods are answered with error -32601",
+    "basic/lifecycle#capability-negotiation"
 );
 requirement!(
     CLIENT_CAPABILITIES_RESPECTED,
     "capabilities.client-capabilities-respected",
     Capabilities,
     Should,
-    "the server sends no request needing a client capability the client did not declare"
+    "the server sends no request needing a client capability the client did not declare",
+    "basic/lifecycle#capability-negotiation"
 );
 
 requirement!(

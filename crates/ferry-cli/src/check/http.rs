@@ -19,7 +19,8 @@ requirement!(
     "http.reachable",
     Http,
     Must,
-    "every POST of the checker gets an HTTP response"
+    "every POST of the checker gets an HTTP response",
+    "basic/transports#streamable-http"
 );
 requirement!(
     ACCEPTED_202,

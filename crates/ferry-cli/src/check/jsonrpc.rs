@@ -20,91 +20,104 @@ requirement!(
     "jsonrpc.parse-error",
     JsonRpc,
     Must,
-    "invalid JSON is answered with error -32700 and id null"
+    "invalid JSON is answered with error -32700 and id null",
+    "basic#messages"
 );
 requirement!(
     INVALID_REQUEST,
     "jsonrpc.invalid-request",
     JsonRpc,
     Must,
-    "a message that is not a valid request is answered with error -32600 (id null when it cannot be read)"
+    "a message that is not a valid request is answered with error -32600 (id null when it cannot be read)",
+    "basic#requests"
 );
 requirement!(
     NULL_ID,
     "jsonrpc.null-id",
     JsonRpc,
     Should,
-    "a request with id null (forbidden by MCP) is refused with error -32600"
+    "a request with id null (forbidden by MCP) is refused with error -32600",
+    "basic#requests"
 );
 requirement!(
     METHOD_NOT_FOUND,
     "jsonrpc.method-not-found",
     JsonRpc,
     Must,
-    "an unknown method is answered with error -32601 and the request's id"
+    "an unknown method is answered with error -32601 and the request's id",
+    "basic#error-responses"
 );
 requirement!(
     INVALID_PARAMS,
     "jsonrpc.params-not-structured",
     JsonRpc,
     Must,
-    "params that are not an object or array are refused with an error (-32600 or -32602)"
+    "params that are not an object or array are refused with an error (-32600 or -32602)",
+    "basic#requests"
 );
 requirement!(
     NOTIFICATION_UNANSWERED,
     "jsonrpc.notification-unanswered",
     JsonRpc,
     Must,
-    "a notification, even an unknown one, is never answered"
+    "a notification, even an unknown one, is never answered",
+    "basic#notifications"
 );
 requirement!(
     RESPONSE_UNANSWERED,
     "jsonrpc.response-unanswered",
     JsonRpc,
     Should,
-    "a response to no request is ignored (not answered)"
+    "a response to no request is ignored (not answered)",
+    "basic#responses"
 );
 requirement!(
     STRING_ID,
     "jsonrpc.string-id",
     JsonRpc,
     Must,
-    "a request with a string id is answered with that exact id"
+    "a request with a string id is answered with that exact id",
+    "basic#responses"
 );
 requirement!(
     ONE_RESPONSE,
     "jsonrpc.one-response-per-request",
     JsonRpc,
     Must,
-    "every request gets exactly one response, and nothing else is answered"
+    "every request gets exactly one response, and nothing else is answered",
+    "basic#responses"
 );
 requirement!(
     RESPONSE_SHAPE,
     "jsonrpc.response-shape",
     JsonRpc,
     Must,
-    "responses carry jsonrpc 2.0 and either a result or an error (with an integer code and a string message)"
+    "responses carry jsonrpc 2.0 and either a result or an error (with an integer code and a string message)",
+    "basic#responses"
 );
 requirement!(
     BATCH_SUPPORTED,
     "jsonrpc.batch-supported",
     JsonRpc,
     Must,
-    "a batch of requests is answered with an array of their responses (2025-03-26; over HTTP an SSE stream may carry them one by one)"
+    "a batch of requests is answered with an array of their responses (2025-03-26; over HTTP an SSE stream may carry them one by one)",
+    "basic#batching (2025-03-26)"
 );
 requirement!(
     BATCH_REFUSED,
     "jsonrpc.batch-refused",
     JsonRpc,
     Should,
-    "a batch is refused with error -32600 in revisions without batches"
+    "a batch is refused with error -32600 in revisions without batches",
+    "basic#messages"
 );
 requirement!(
     SURVIVES,
     "jsonrpc.survives-malformed-input",
     JsonRpc,
     Must,
-    "the server keeps serving after malformed input"
+    "the server keeps serving after malformed input",
+    "basic#messages"
 );
 
 /// What a case deserves.

@@ -14,35 +14,40 @@ requirement!(
     "lifecycle.initialize-answered",
     Lifecycle,
     Must,
-    "initialize is answered with a result (for a revision the server supports, or another one it offers)"
+    "initialize is answered with a result (for a revision the server supports, or another one it offers)",
+    "basic/lifecycle#initialization"
 );
 requirement!(
     INITIALIZE_SHAPE,
     "lifecycle.initialize-result-shape",
     Lifecycle,
     Must,
-    "the initialize result is a valid InitializeResult of the negotiated revision"
+    "the initialize result is a valid InitializeResult of the negotiated revision",
+    "basic/lifecycle#initialization"
 );
 requirement!(
     VERSION_COUNTER_OFFER,
     "lifecycle.unsupported-version-counter-offer",
     Lifecycle,
     Must,
-    "initialize with an unsupported protocolVersion is answered with another version the server supports"
+    "initialize with an unsupported protocolVersion is answered with another version the server supports",
+    "basic/lifecycle#version-negotiation"
 );
 requirement!(
     REQUEST_BEFORE_INITIALIZE,
     "lifecycle.request-before-initialize",
     Lifecycle,
     Should,
-    "a request other than ping before initialize is refused with an error"
+    "a request other than ping before initialize is refused with an error",
+    "basic/lifecycle#initialization"
 );
 requirement!(
     SECOND_INITIALIZE,
     "lifecycle.second-initialize",
     Lifecycle,
     Should,
-    "a second initialize on an initialized connection is refused with an error"
+    "a second initialize on an initialized connection is refused with an error",
+    "basic/lifecycle#initialization"
 );
 
 /// The `initialize` request of the checker for `version`.

@@ -17,21 +17,24 @@ requirement!(
     "logging.invalid-level",
     Logging,
     Should,
-    "logging/setLevel with an unknown level is refused with error -32602"
+    "logging/setLevel with an unknown level is refused with error -32602",
+    "server/utilities/logging#error-handling"
 );
 requirement!(
     LOG_FILTERED,
     "logging.level-honoured",
     Logging,
     Should,
-    "after logging/setLevel, no log message below that level is sent"
+    "after logging/setLevel, no log message below that level is sent",
+    "server/utilities/logging#setting-log-level"
 );
 requirement!(
     LOG_DECLARED,
     "logging.capability-declared",
     Logging,
     Must,
-    "a server that sends log messages declares the logging capability"
+    "a server that sends log messages declares the logging capability",
+    "server/utilities/logging#capabilities"
 );
 
 requirement!(

@@ -34,7 +34,7 @@ pub(crate) struct Requirement {
     pub(crate) level: Level,
     /// What the server is expected to do.
     pub(crate) title: &'static str,
-    /// Where the spec says so (`page#anchor` of the revision's docs), when given.
+    /// Where the spec says so (`page#anchor` of the revision's docs).
     pub(crate) spec: &'static str,
 }
 
@@ -158,12 +158,10 @@ impl Findings {
     }
 }
 
-/// Declare requirements as `static`s: `requirement!(NAME, "id", Section, Must, "title");`,
-/// optionally followed by the spec reference: `..., "title", "basic/transports#sessions");`.
+/// Declare requirements as `static`s, each with where the spec says so (a page of the
+/// revision's docs and its anchor):
+/// `requirement!(NAME, "id", Section, Must, "title", "basic/transports#session-management");`.
 macro_rules! requirement {
-    ($name:ident, $id:literal, $section:ident, $level:ident, $title:literal) => {
-        $crate::check::model::requirement!($name, $id, $section, $level, $title, "");
-    };
     ($name:ident, $id:literal, $section:ident, $level:ident, $title:literal, $spec:literal) => {
         pub(crate) static $name: $crate::check::model::Requirement =
             $crate::check::model::Requirement {

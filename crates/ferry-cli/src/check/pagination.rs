@@ -14,14 +14,16 @@ requirement!(
     "pagination.follow-cursor",
     Pagination,
     Must,
-    "a nextCursor given back yields the next page, and the pages end"
+    "a nextCursor given back yields the next page, and the pages end",
+    "server/utilities/pagination#pagination-flow"
 );
 requirement!(
     INVALID_CURSOR,
     "pagination.invalid-cursor",
     Pagination,
     Should,
-    "an invalid cursor is refused with error -32602"
+    "an invalid cursor is refused with error -32602",
+    "server/utilities/pagination#error-handling"
 );
 
 /// The most pages followed per list.

@@ -139,9 +139,7 @@ impl Report {
             );
             match line.status() {
                 "fail" => {
-                    if !requirement.spec.is_empty() {
-                        let _ = writeln!(out, "        spec: {}", requirement.spec);
-                    }
+                    let _ = writeln!(out, "        spec: {}", requirement.spec);
                     // The same evidence under several revisions is one line.
                     let mut evidence: Vec<(String, Vec<&str>)> = Vec::new();
                     for finding in &line.findings {
@@ -198,7 +196,7 @@ impl Report {
                     })
                     .collect();
                 json!({"id": r.id, "section": r.section, "level": r.level, "title": r.title,
-                       "spec": (!r.spec.is_empty()).then_some(r.spec),
+                       "spec": r.spec,
                        "status": line.status(), "findings": findings})
             })
             .collect();

@@ -17,21 +17,24 @@ requirement!(
     "shapes.list-results",
     Shapes,
     Must,
-    "list results (tools, resources, templates, prompts) are valid for the revision"
+    "list results (tools, resources, templates, prompts) are valid for the revision",
+    "schema (the revision's schema.json)"
 );
 requirement!(
     RESULT_SHAPE,
     "shapes.other-results",
     Shapes,
     Must,
-    "other results (empty, completion, discover) are valid for the revision"
+    "other results (empty, completion, discover) are valid for the revision",
+    "schema (the revision's schema.json)"
 );
 requirement!(
     READ_SHAPE,
     "shapes.read-resource",
     Shapes,
     Must,
-    "resources/read of a listed resource answers a valid ReadResourceResult"
+    "resources/read of a listed resource answers a valid ReadResourceResult",
+    "server/resources#reading-resources"
 );
 requirement!(
     READ_MIME_TYPE,
@@ -46,49 +49,56 @@ requirement!(
     "shapes.get-prompt",
     Shapes,
     Must,
-    "prompts/get of a listed prompt answers a valid GetPromptResult"
+    "prompts/get of a listed prompt answers a valid GetPromptResult",
+    "server/prompts#getting-a-prompt"
 );
 requirement!(
     CALL_SHAPE,
     "shapes.call-tool",
     Shapes,
     Must,
-    "tools/call of a listed tool answers a valid CallToolResult"
+    "tools/call of a listed tool answers a valid CallToolResult",
+    "server/tools#calling-tools"
 );
 requirement!(
     STRUCTURED,
     "shapes.structured-content",
     Shapes,
     Must,
-    "a tool with an outputSchema returns structuredContent that conforms to it (from 2025-06-18)"
+    "a tool with an outputSchema returns structuredContent that conforms to it (from 2025-06-18)",
+    "server/tools#output-schema"
 );
 requirement!(
     NOTIFICATION_SHAPE,
     "shapes.notifications",
     Shapes,
     Must,
-    "notifications from the server are valid ServerNotifications of the revision"
+    "notifications from the server are valid ServerNotifications of the revision",
+    "schema (the revision's schema.json)"
 );
 requirement!(
     UNKNOWN_TOOL,
     "shapes.unknown-tool",
     Shapes,
     Should,
-    "tools/call of a tool that does not exist is answered with error -32602"
+    "tools/call of a tool that does not exist is answered with error -32602",
+    "server/tools#error-handling"
 );
 requirement!(
     UNKNOWN_PROMPT,
     "shapes.unknown-prompt",
     Shapes,
     Should,
-    "prompts/get of a prompt that does not exist is answered with error -32602"
+    "prompts/get of a prompt that does not exist is answered with error -32602",
+    "server/prompts#error-handling"
 );
 requirement!(
     UNKNOWN_RESOURCE,
     "shapes.unknown-resource",
     Shapes,
     Should,
-    "resources/read of a resource that does not exist is answered with an error (-32002; -32602 from 2026-07-28)"
+    "resources/read of a resource that does not exist is answered with an error (-32002; -32602 from 2026-07-28)",
+    "server/resources#error-handling"
 );
 
 /// A tool call at least this long, with progress on the way, is slow enough to cancel.

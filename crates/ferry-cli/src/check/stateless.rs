@@ -15,35 +15,40 @@ requirement!(
     "stateless.discover",
     Stateless,
     Must,
-    "server/discover is answered with a valid DiscoverResult listing the revision among supportedVersions"
+    "server/discover is answered with a valid DiscoverResult listing the revision among supportedVersions",
+    "server/discover (2026-07-28)"
 );
 requirement!(
     UNSUPPORTED_VERSION,
     "stateless.unsupported-version",
     Stateless,
     Must,
-    "a request naming an unsupported protocolVersion is answered with error -32022 and data.supported"
+    "a request naming an unsupported protocolVersion is answered with error -32022 and data.supported",
+    "basic/versioning (2026-07-28)"
 );
 requirement!(
     MISSING_META,
     "stateless.missing-required-meta",
     Stateless,
     Must,
-    "a request without the required clientCapabilities _meta field is refused with error -32602"
+    "a request without the required clientCapabilities _meta field is refused with error -32602",
+    "basic (2026-07-28: request _meta)"
 );
 requirement!(
     RESULT_TYPE,
     "stateless.result-type",
     Stateless,
     Must,
-    "every result carries resultType"
+    "every result carries resultType",
+    "schema (2026-07-28: Result.resultType)"
 );
 requirement!(
     SERVER_INFO,
     "stateless.server-info",
     Stateless,
     Should,
-    "every result carries the server's identity in _meta (io.modelcontextprotocol/serverInfo)"
+    "every result carries the server's identity in _meta (io.modelcontextprotocol/serverInfo)",
+    "basic (2026-07-28: result _meta)"
 );
 
 /// `server/discover` for `revision` on a fresh connection: the declared capabilities and

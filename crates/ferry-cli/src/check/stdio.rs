@@ -8,14 +8,16 @@ requirement!(
     "stdio.stdout-only-messages",
     Stdio,
     Must,
-    "the server writes nothing to stdout that is not a JSON-RPC message"
+    "the server writes nothing to stdout that is not a JSON-RPC message",
+    "basic/transports#stdio"
 );
 requirement!(
     STAYS_UP,
     "stdio.stays-up",
     Stdio,
     Must,
-    "the server process keeps running while its stdin is open"
+    "the server process keeps running while its stdin is open",
+    "basic/transports#stdio"
 );
 
 /// Judge what the connection saw (stdio targets only).

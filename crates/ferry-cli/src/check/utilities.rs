@@ -15,35 +15,40 @@ requirement!(
     "ping.answered-empty",
     Ping,
     Must,
-    "ping is answered promptly with an empty result"
+    "ping is answered promptly with an empty result",
+    "basic/utilities/ping#behavior-requirements"
 );
 requirement!(
     CANCEL_UNKNOWN,
     "cancellation.unknown-request-ignored",
     Cancellation,
     Must,
-    "notifications/cancelled for a request the server does not know is ignored: no response, the server keeps serving"
+    "notifications/cancelled for a request the server does not know is ignored: no response, the server keeps serving",
+    "basic/utilities/cancellation#behavior-requirements"
 );
 requirement!(
     CANCEL_IN_FLIGHT,
     "cancellation.no-response-after-cancel",
     Cancellation,
     Should,
-    "a request cancelled while in progress gets no response"
+    "a request cancelled while in progress gets no response",
+    "basic/utilities/cancellation#behavior-requirements"
 );
 requirement!(
     PROGRESS_TOKEN,
     "progress.known-token",
     Progress,
     Must,
-    "progress notifications carry only progress tokens the client sent with a request"
+    "progress notifications carry only progress tokens the client sent with a request",
+    "basic/utilities/progress#behavior-requirements"
 );
 requirement!(
     PROGRESS_MONOTONIC,
     "progress.increases",
     Progress,
     Must,
-    "the progress value increases with each notification for a token"
+    "the progress value increases with each notification for a token",
+    "basic/utilities/progress#behavior-requirements"
 );
 /// Ping (session era).
 pub(crate) async fn ping(probe: &mut Probe<'_>) {
