@@ -162,3 +162,38 @@ async fn a_refusal_for_want_of_authorization_is_no_2024_11_05_server() {
     assert!(text.contains("wants authorization"), "{text}");
     assert_eq!(gets.load(Ordering::SeqCst), 0, "no fallback GET");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2024_11_05_endpoint_that_is_gone_says_the_session_is_over() {
+    // A 2024-11-05 server whose stream names an endpoint that answers 404.
+    let router = axum::Router::new()
+        .route(
+            "/sse",
+            axum::routing::get(|| async {
+                let first = futures_util::stream::once(async {
+                    Ok::<_, std::convert::Infallible>(
+                        "event: endpoint\ndata: /messages?sessionId=x\n\n",
+                    )
+                });
+                let body = axum::body::Body::from_stream(futures_util::StreamExt::chain(
+                    first,
+                    futures_util::stream::pending(),
+                ));
+                ([("content-type", "text/event-stream")], body)
+            }),
+        )
+        .route(
+            "/messages",
+            axum::routing::post(|| async { (axum::http::StatusCode::NOT_FOUND, "gone") }),
+        );
+    let base = serve(router).await;
+    let error = connect(&format!("{base}/sse")).await.unwrap_err();
+    assert!(error.is_transport(), "{error:?}");
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "HTTP 404 Not Found from {base}/messages?sessionId=x: gone (the 2024-11-05 session \
+             is over: its event stream closed, or it expired; connect again)"
+        )
+    );
+}

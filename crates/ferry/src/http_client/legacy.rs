@@ -89,10 +89,19 @@ pub(crate) async fn post(
     let detail = String::from_utf8_lossy(&body(response, 4096).await.unwrap_or_default())
         .trim()
         .to_owned();
-    Err(Failure::status(
-        status,
-        format!("the server answered HTTP {status} {detail}"),
-    ))
+    let mut text = format!("HTTP {status} from {endpoint}");
+    if !detail.is_empty() {
+        text.push_str(&format!(": {detail}"));
+    }
+    if status == reqwest::StatusCode::NOT_FOUND {
+        text.push_str(
+            " (the 2024-11-05 session is over: its event stream closed, or it expired; \
+             connect again)",
+        );
+    } else if let Some(hint) = super::shared::hint(status) {
+        text.push_str(&format!(" ({hint})"));
+    }
+    Err(Failure::status(status, text))
 }
 
 /// An endpoint URL check, separate for testing.

@@ -58,7 +58,14 @@ pub(crate) async fn resume(shared: &Shared, last: &str) -> Result<Response, (Fai
     Err((
         Failure::status(
             status,
-            format!("resuming the stream got HTTP {status} {detail}"),
+            if detail.is_empty() {
+                format!("resuming the stream: HTTP {status} from {}", shared.url)
+            } else {
+                format!(
+                    "resuming the stream: HTTP {status} from {}: {detail}",
+                    shared.url
+                )
+            },
         ),
         retry,
     ))
