@@ -12,7 +12,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 pub type AuthFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A refusal the [`HttpAuth`] hook may act on: the server answered 401 or 403.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct AuthChallenge {
     /// 401 or 403.
     pub status: u16,
@@ -20,6 +20,20 @@ pub struct AuthChallenge {
     pub www_authenticate: Vec<String>,
     /// The URL that refused.
     pub url: reqwest::Url,
+    /// The headers [`HttpAuth::headers`] gave the refused request (which token was
+    /// refused, when several requests were in flight). Debug output shows their names only.
+    pub sent: HeaderMap,
+}
+
+impl std::fmt::Debug for AuthChallenge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthChallenge")
+            .field("status", &self.status)
+            .field("www_authenticate", &self.www_authenticate)
+            .field("url", &self.url.as_str())
+            .field("sent", &self.sent.keys().collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 /// Authentication for every HTTP request the client makes (POST, GET streams, DELETE):

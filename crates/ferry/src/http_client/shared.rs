@@ -205,9 +205,10 @@ impl Shared {
         let mut retries = 0;
         loop {
             let mut builder = build();
+            let mut sent = HeaderMap::new();
             if let Some(auth) = &self.config.auth {
-                let headers: HeaderMap = auth.headers().await.map_err(Failure::new)?;
-                builder = builder.headers(headers);
+                sent = auth.headers().await.map_err(Failure::new)?;
+                builder = builder.headers(sent.clone());
             }
             let response = builder
                 .send()
@@ -227,6 +228,7 @@ impl Shared {
                         .filter_map(|v| v.to_str().ok().map(str::to_owned))
                         .collect(),
                     url: response.url().clone(),
+                    sent,
                 };
                 if auth.challenged(&challenge).await {
                     retries += 1;

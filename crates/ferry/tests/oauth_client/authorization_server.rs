@@ -198,6 +198,11 @@ impl AuthorizationServer {
             .insert(id.to_owned(), client);
     }
 
+    /// Forget every client registered so far.
+    pub(crate) fn forget_clients(&self) {
+        self.inner.clients.lock().unwrap().clear();
+    }
+
     /// Forget every refresh token issued so far.
     pub(crate) fn revoke_refresh_tokens(&self) {
         self.inner.refresh.lock().unwrap().clear();

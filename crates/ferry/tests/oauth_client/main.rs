@@ -193,7 +193,8 @@ async fn dynamic_registration_pkce_code_flow_then_refresh_before_expiry() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stale_token_is_refreshed_on_401_and_a_dead_refresh_token_means_a_new_flow() {
+async fn a_stale_token_is_refreshed_on_401_and_a_dead_refresh_token_means_a_new_flow_or_registration()
+ {
     let (as_, url) = setup(Behaviour::default()).await;
     let store = Arc::new(MemoryTokenStore::new());
     let oauth = builder(&url).store(store.clone()).build().unwrap();
@@ -231,6 +232,24 @@ async fn a_stale_token_is_refreshed_on_401_and_a_dead_refresh_token_means_a_new_
     );
     assert_eq!(as_.events_starting("authorize").len(), 2);
     assert_eq!(as_.events_starting("register").len(), 1);
+
+    // Stale again, and the server forgot the registered client: registered again.
+    let creds = stale(store.load(&key).await.unwrap().unwrap());
+    let forgotten = creds.client.clone().unwrap().client_id;
+    store.save(&key, &creds).await.unwrap();
+    as_.forget_clients();
+    let again = builder(&url).store(store.clone()).build().unwrap();
+    let text = call(&url, &again, "whoami").await.unwrap();
+    assert!(!text.starts_with(&format!("{forgotten} ")), "{text}");
+    assert_eq!(
+        as_.events_starting("token grant=refresh_token refused=invalid_client")
+            .len(),
+        1,
+        "{:?}",
+        as_.events()
+    );
+    assert_eq!(as_.events_starting("register").len(), 2);
+    assert_eq!(as_.events_starting("authorize").len(), 3);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -25,6 +25,7 @@ use super::code_grant::authorization_code;
 use super::discovery::{Discovered, discover};
 use super::jwt_auth::JwtSigner;
 use super::registration::{ClientProfile, obtain};
+use super::scope::{select_scope, with_offline_access};
 use super::token::{Grant, request_token};
 use super::{
     Authorizer, ClientCredentials, IdentityAssertion, OAuthError, StoreKey, StoredCredentials,
@@ -130,7 +131,7 @@ impl OAuthClient {
     pub async fn authorize(&self) -> Result<TokenSet, OAuthError> {
         let mut state = self.inner.state.lock().await;
         self.ensure_discovered(&mut state, None).await?;
-        let scope = self.select_scope(&state, None);
+        let scope = select_scope(&self.inner.config, state.discovered.as_ref(), None);
         self.full_flow(&mut state, scope).await?;
         state
             .stored
@@ -181,7 +182,15 @@ impl OAuthClient {
         let bearer = BearerChallenge::find(&challenge.www_authenticate).unwrap_or_default();
         let mut state = self.inner.state.lock().await;
         match challenge.status {
-            401 => self.unauthorized(&mut state, &bearer).await,
+            401 => {
+                let refused = challenge
+                    .sent
+                    .get(AUTHORIZATION)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.strip_prefix("Bearer "))
+                    .map(str::to_owned);
+                self.unauthorized(&mut state, &bearer, refused).await
+            }
             403 if bearer.error.as_deref() == Some("insufficient_scope") => {
                 self.step_up(&mut state, &bearer).await
             }
@@ -189,12 +198,13 @@ impl OAuthClient {
         }
     }
 
+    /// A 401 for the request that carried `refused` (no token: `None`).
     async fn unauthorized(
         &self,
         state: &mut State,
         bearer: &BearerChallenge,
+        refused: Option<String>,
     ) -> Result<bool, OAuthError> {
-        let refused = state.stored.tokens.as_ref().map(|t| t.access_token.clone());
         self.ensure_discovered(state, Some(bearer)).await?;
         let current = state.stored.tokens.as_ref().map(|t| t.access_token.clone());
         if current.is_some() && current != refused {
@@ -211,13 +221,29 @@ impl OAuthClient {
             .tokens
             .as_ref()
             .and_then(|t| t.refresh_token.clone());
-        if let Some(refresh) = refresh
-            && self.refresh(state, &refresh).await.is_ok()
-        {
-            return Ok(true);
+        if let Some(refresh) = refresh {
+            match self.refresh(state, &refresh).await {
+                Ok(()) => return Ok(true),
+                // The server forgot a dynamically registered client: register again.
+                Err(OAuthError::TokenRefused { error, .. })
+                    if error == "invalid_client"
+                        && state
+                            .stored
+                            .client
+                            .as_ref()
+                            .is_some_and(|c| self.registered_dynamically(c)) =>
+                {
+                    state.stored.client = None;
+                }
+                Err(_) => {}
+            }
         }
         state.stored.tokens = None;
-        let scope = self.select_scope(state, bearer.scope.as_deref());
+        let scope = select_scope(
+            &self.inner.config,
+            state.discovered.as_ref(),
+            bearer.scope.as_deref(),
+        );
         self.full_flow(state, scope).await?;
         Ok(true)
     }
@@ -246,7 +272,11 @@ impl OAuthClient {
         }
         *attempts += 1;
         state.stored.tokens = None;
-        let scope = self.with_offline_access(state, Some(wanted).filter(|s| !s.is_empty()));
+        let scope = with_offline_access(
+            &self.inner.config,
+            state.discovered.as_ref(),
+            Some(wanted).filter(|s| !s.is_empty()),
+        );
         self.full_flow(state, scope).await?;
         Ok(true)
     }
@@ -281,50 +311,6 @@ impl OAuthClient {
         Ok(())
     }
 
-    /// The scope to ask for: the configured one, else the challenge's, else the
-    /// resource's `scopes_supported`, else none (plus `offline_access`, see
-    /// [`Self::with_offline_access`]).
-    fn select_scope(&self, state: &State, challenged: Option<&str>) -> Option<String> {
-        let config = &self.inner.config;
-        let scope = if let Some(scopes) = &config.scopes {
-            Some(scopes.join(" "))
-        } else if let Some(scope) = challenged.filter(|s| !s.trim().is_empty()) {
-            Some(scope.trim().to_owned())
-        } else {
-            state
-                .discovered
-                .as_ref()
-                .and_then(|d| d.resource_scopes.as_ref())
-                .filter(|s| !s.is_empty())
-                .map(|s| s.join(" "))
-        };
-        self.with_offline_access(state, scope)
-    }
-
-    /// Add `offline_access` for the authorization-code grant when the authorization
-    /// server lists it (SEP-2207) and the client asks for refresh tokens.
-    fn with_offline_access(&self, state: &State, scope: Option<String>) -> Option<String> {
-        let config = &self.inner.config;
-        let listed = state.discovered.as_ref().is_some_and(|d| {
-            d.metadata
-                .scopes_supported
-                .as_ref()
-                .is_some_and(|s| s.iter().any(|x| x == "offline_access"))
-        });
-        let has = scope
-            .as_deref()
-            .is_some_and(|s| s.split_whitespace().any(|x| x == "offline_access"));
-        let machine = config.client_credentials_grant || config.identity_assertion.is_some();
-        if config.offline_access && !machine && listed && !has {
-            Some(match scope {
-                Some(s) => format!("{s} offline_access"),
-                None => "offline_access".into(),
-            })
-        } else {
-            scope
-        }
-    }
-
     /// Registration if needed, then a grant; the tokens are stored.
     async fn full_flow(&self, state: &mut State, scope: Option<String>) -> Result<(), OAuthError> {
         let config = &self.inner.config;
@@ -355,79 +341,135 @@ impl OAuthClient {
                 });
             }
         }
-        let client = match state.stored.client.clone() {
-            Some(client) => client,
-            None => {
-                let grant_types = if config.client_credentials_grant {
-                    vec!["client_credentials".to_owned()]
-                } else if config.identity_assertion.is_some() {
-                    vec!["urn:ietf:params:oauth:grant-type:jwt-bearer".to_owned()]
-                } else {
-                    vec!["authorization_code".to_owned(), "refresh_token".to_owned()]
-                };
-                let profile = ClientProfile {
-                    name: config.client_name.clone(),
-                    redirect_uri: redirect_uri.clone(),
-                    grant_types,
-                    has_key: config.signer.is_some(),
-                };
-                let client = obtain(
-                    &config.http,
-                    metadata,
-                    config.preregistered.as_ref(),
-                    config.metadata_url.as_deref(),
-                    &profile,
-                )
-                .await?;
-                state.stored.client = Some(client.clone());
-                self.save(state).await?;
-                client
-            }
-        };
-        let tokens = match (&config.authorizer, redirect_uri) {
-            (Some(authorizer), Some(redirect_uri)) => {
-                authorization_code(
-                    config,
-                    authorizer.as_ref(),
+        // A dynamically registered client the server no longer knows registers again, once.
+        let mut registered_again = false;
+        loop {
+            let client = self.client(state, &redirect_uri).await?;
+            let dynamic = self.registered_dynamically(&client);
+            let tokens = match self
+                .grant(
                     &discovered,
                     &client,
-                    &redirect_uri,
+                    redirect_uri.as_deref(),
                     scope.as_deref(),
                 )
-                .await?
+                .await
+            {
+                Err(OAuthError::TokenRefused { error, .. })
+                    if error == "invalid_client" && dynamic && !registered_again =>
+                {
+                    registered_again = true;
+                    state.stored.client = None;
+                    self.save(state).await?;
+                    continue;
+                }
+                tokens => tokens?,
+            };
+            state.stored.tokens = Some(tokens);
+            state.obtained_at = Some(Instant::now());
+            return self.save(state).await;
+        }
+    }
+
+    /// Whether `client` came from dynamic registration (not configured, not a metadata
+    /// document URL): one the server may forget, and that can be registered again.
+    fn registered_dynamically(&self, client: &ClientCredentials) -> bool {
+        let config = &self.inner.config;
+        config.preregistered.is_none()
+            && config.metadata_url.as_deref() != Some(client.client_id.as_str())
+    }
+
+    /// The client registration to use: the configured one, else the stored one, else a
+    /// new one (Client ID Metadata Document or dynamic registration), stored.
+    async fn client(
+        &self,
+        state: &mut State,
+        redirect_uri: &Option<String>,
+    ) -> Result<ClientCredentials, OAuthError> {
+        let config = &self.inner.config;
+        if let Some(client) = &config.preregistered {
+            if state.stored.client.as_ref() != Some(client) {
+                state.stored.client = Some(client.clone());
+                self.save(state).await?;
             }
-            _ => {
-                let assertion = match &config.identity_assertion {
-                    Some(idp) => Some(
-                        idp.grant(
-                            &config.http,
-                            &metadata.issuer,
-                            &discovered.resource,
-                            scope.as_deref(),
-                        )
-                        .await?,
-                    ),
-                    None => None,
-                };
-                let grant = match &assertion {
-                    Some(assertion) => Grant::JwtBearer(assertion),
-                    None => Grant::ClientCredentials,
-                };
-                request_token(
-                    &config.http,
-                    metadata,
-                    &client,
-                    config.signer.as_ref(),
-                    grant,
-                    &discovered.resource,
-                    scope.as_deref(),
-                )
-                .await?
-            }
+            return Ok(client.clone());
+        }
+        if let Some(client) = &state.stored.client {
+            return Ok(client.clone());
+        }
+        let metadata = &state
+            .discovered
+            .as_ref()
+            .ok_or_else(|| OAuthError::Discovery("discovery has not run".into()))?
+            .metadata;
+        let grant_types = if config.client_credentials_grant {
+            vec!["client_credentials".to_owned()]
+        } else if config.identity_assertion.is_some() {
+            vec!["urn:ietf:params:oauth:grant-type:jwt-bearer".to_owned()]
+        } else {
+            vec!["authorization_code".to_owned(), "refresh_token".to_owned()]
         };
-        state.stored.tokens = Some(tokens);
-        state.obtained_at = Some(Instant::now());
-        self.save(state).await
+        let profile = ClientProfile {
+            name: config.client_name.clone(),
+            redirect_uri: redirect_uri.clone(),
+            grant_types,
+            has_key: config.signer.is_some(),
+        };
+        let client = obtain(
+            &config.http,
+            metadata,
+            config.metadata_url.as_deref(),
+            &profile,
+        )
+        .await?;
+        state.stored.client = Some(client.clone());
+        self.save(state).await?;
+        Ok(client)
+    }
+
+    /// The grant: the authorization code with a redirect URI, else an identity assertion
+    /// or the client's own credentials.
+    async fn grant(
+        &self,
+        discovered: &Discovered,
+        client: &ClientCredentials,
+        redirect_uri: Option<&str>,
+        scope: Option<&str>,
+    ) -> Result<TokenSet, OAuthError> {
+        let config = &self.inner.config;
+        if let (Some(authorizer), Some(redirect_uri)) = (&config.authorizer, redirect_uri) {
+            return authorization_code(
+                config,
+                authorizer.as_ref(),
+                discovered,
+                client,
+                redirect_uri,
+                scope,
+            )
+            .await;
+        }
+        let metadata = &discovered.metadata;
+        let assertion = match &config.identity_assertion {
+            Some(idp) => Some(
+                idp.grant(&config.http, &metadata.issuer, &discovered.resource, scope)
+                    .await?,
+            ),
+            None => None,
+        };
+        let grant = match &assertion {
+            Some(assertion) => Grant::JwtBearer(assertion),
+            None => Grant::ClientCredentials,
+        };
+        request_token(
+            &config.http,
+            metadata,
+            client,
+            config.signer.as_ref(),
+            grant,
+            &discovered.resource,
+            scope,
+        )
+        .await
     }
 
     /// Refresh the tokens; on failure the caller decides (the old tokens stay).

@@ -50,6 +50,7 @@ mod jwt_auth;
 mod loopback;
 mod pkce;
 mod registration;
+mod scope;
 mod store;
 mod token;
 

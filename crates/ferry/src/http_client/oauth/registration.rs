@@ -1,5 +1,5 @@
 //! How the client gets a client id from an authorization server, in the specification's
-//! order: pre-registered credentials; else a Client ID Metadata Document URL, when the
+//! order: pre-registered credentials (the caller's: see `client.rs`); else a Client ID Metadata Document URL, when the
 //! server supports them and one is configured; else dynamic client registration
 //! (RFC 7591) with an `application_type` that fits the redirect URI.
 
@@ -22,17 +22,15 @@ pub(crate) struct ClientProfile {
     pub(crate) has_key: bool,
 }
 
-/// A client id for the server of `metadata`.
+/// A client id for the server of `metadata`, for a client without pre-registered
+/// credentials: the Client ID Metadata Document URL where the server accepts one, else a
+/// dynamic registration.
 pub(crate) async fn obtain(
     http: &reqwest::Client,
     metadata: &ServerMetadata,
-    preregistered: Option<&ClientCredentials>,
     metadata_url: Option<&str>,
     profile: &ClientProfile,
 ) -> Result<ClientCredentials, OAuthError> {
-    if let Some(client) = preregistered {
-        return Ok(client.clone());
-    }
     if let Some(url) = metadata_url
         && metadata.client_id_metadata_document_supported
     {
