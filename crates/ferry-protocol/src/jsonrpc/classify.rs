@@ -242,7 +242,10 @@ fn classify_one(text: &str) -> Result<Message, Rejected> {
     };
     match env.jsonrpc {
         None => return invalid("missing \"jsonrpc\": \"2.0\""),
-        Some(v) if serde_json::from_str::<JsonRpcVersion>(v.get()).is_err() => {
+        // The usual spelling is compared as is; any other is parsed (it may use escapes).
+        Some(v)
+            if v.get() != "\"2.0\"" && serde_json::from_str::<JsonRpcVersion>(v.get()).is_err() =>
+        {
             return invalid("\"jsonrpc\" must be exactly \"2.0\"");
         }
         Some(_) => {}
