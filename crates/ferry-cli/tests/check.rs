@@ -98,8 +98,8 @@ fn status(report: &Value, id: &str) -> Value {
         .unwrap_or_else(|| panic!("{id} not in the report"))
 }
 
-#[test]
-fn ferry_serve_over_http_passes_every_revision() {
+/// `ferry serve --http` on 127.0.0.1 (killed when the peer is dropped), and its URL.
+fn start_ferry_http() -> (Peer, String) {
     let mut server = Command::new(FERRY)
         .args(["serve", "--http", "127.0.0.1:0"])
         .stderr(Stdio::piped())
@@ -107,6 +107,7 @@ fn ferry_serve_over_http_passes_every_revision() {
         .expect("spawn ferry serve --http");
     let mut banner = String::new();
     let mut stderr = BufReader::new(server.stderr.take().expect("stderr"));
+    let peer = Peer(server);
     stderr.read_line(&mut banner).expect("the banner");
     // Keep reading: the server's later stderr lines must find the pipe open.
     std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
@@ -115,10 +116,30 @@ fn ferry_serve_over_http_passes_every_revision() {
         .strip_prefix("ferry serve: MCP on ")
         .unwrap_or_else(|| panic!("banner {banner:?}"))
         .to_owned();
+    (peer, url)
+}
+
+#[test]
+fn ferry_serve_over_http_resumes_its_standalone_stream() {
+    // No tool called: ping is answered with JSON, so the standalone GET stream is the one
+    // cut at its priming event (2025-11-25) and resumed.
+    let (_server, url) = start_ferry_http();
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let args = ["--json", "--call-tools", "none", "--revision", "2025-11-25"];
+    let output = check(&[&args[..], &[url.as_str()]].concat(), &here);
+    let report: Value = serde_json::from_slice(&output.stdout).expect("a JSON report");
+    assert_eq!(output.status.code(), Some(0), "{report:#}");
+    for id in ["http.resumability", "http.resume-same-stream"] {
+        assert_eq!(status(&report, id), "pass", "{id}: {report:#}");
+    }
+}
+
+#[test]
+fn ferry_serve_over_http_passes_every_revision() {
+    let (server, url) = start_ferry_http();
     let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let output = check(&["--json", "--call-tools", "all", &url], &here);
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
     let report: Value = serde_json::from_slice(&output.stdout).expect("a JSON report");
     assert_eq!(output.status.code(), Some(0), "{report:#}");
     let revisions = report["revisions"].as_array().expect("revisions");

@@ -3,7 +3,9 @@
 //! stream must carry only that request's messages, and together with what came before
 //! the cut every message once: the response, and as many progress notifications as the
 //! same call sent uninterrupted. While the stream is cut, another request runs on a
-//! stream of its own: nothing of it may come on the resumed one. A server that puts no ids on its events does not offer
+//! stream of its own: nothing of it may come on the resumed one. Without a request
+//! answered on a stream, the standalone GET stream is cut and resumed instead (at its
+//! priming event's id). A server that puts no ids on its events does not offer
 //! resumption (skipped, with the reason).
 
 use reqwest::Method;
@@ -85,7 +87,7 @@ pub(crate) async fn check(probe: &mut Probe<'_>) {
             let reason = format!(
                 "{method} was answered with a JSON body ({status}), not a stream to resume"
             );
-            return skip(probe, &reason);
+            return standalone(probe, &reason).await;
         }
         Err(e) => {
             probe.record(&RESUMABLE, Outcome::Fail(format!("POST {method}: {e}")));
@@ -108,7 +110,7 @@ pub(crate) async fn check(probe: &mut Probe<'_>) {
         let reason = format!(
             "the stream answering {method} carried no event ids: the server does not offer resumption"
         );
-        return skip(probe, &reason);
+        return standalone(probe, &reason).await;
     };
     if before.iter().any(is_ours) {
         let reason = format!(
@@ -241,4 +243,81 @@ fn judge(
         Outcome::Fail(format!("{what}: {}", problems.join("; ")))
     };
     probe.record(&RESUMABLE, outcome);
+}
+
+/// Without a request's stream to cut, the standalone GET stream: cut after its first event
+/// id (a priming event, from 2025-11-25), resumed with `Last-Event-ID`. The resumption
+/// must be accepted, and carry no response (none belongs to the standalone stream).
+async fn standalone(probe: &mut Probe<'_>, why_not_post: &str) {
+    let Some(http) = &probe.conn.http else { return };
+    let accept = [("accept", "text/event-stream")];
+    let grace = probe.conn.timing.grace;
+    // A standalone stream the checker opened (and dropped) before may still count as open
+    // for a moment: 409 Conflict is asked again, a few times.
+    let mut opened = http.open(Method::GET, &accept, None, false).await;
+    for _ in 0..3 {
+        if !matches!(&opened, Ok((status, _, _)) if *status == reqwest::StatusCode::CONFLICT) {
+            break;
+        }
+        tokio::time::sleep(grace).await;
+        opened = http.open(Method::GET, &accept, None, false).await;
+    }
+    let cut = match opened {
+        Ok((_, _, Opened::Events(mut events))) => {
+            let mut cut = None;
+            while let Some(event) = events.next(grace).await {
+                if let Some(id) = event.id.filter(|id| !id.is_empty()) {
+                    cut = Some(id);
+                    break;
+                }
+            }
+            cut
+        }
+        _ => None,
+    };
+    let Some(cut) = cut else {
+        let reason = format!("{why_not_post}; the GET stream carried no event id either");
+        return skip(probe, &reason);
+    };
+    let headers = [
+        ("accept", "text/event-stream"),
+        ("last-event-id", cut.as_str()),
+    ];
+    let what =
+        format!("the GET stream cut after event {cut:?}, then GET with Last-Event-ID {cut:?}");
+    match http.open(Method::GET, &headers, None, false).await {
+        Ok((_, _, Opened::Events(mut events))) => {
+            probe.record(&RESUMABLE, Outcome::Pass);
+            let mut responses = Vec::new();
+            while let Some(event) = events.next(grace).await {
+                if let Some(m) = message(event.data.as_deref())
+                    && m.get("method").is_none()
+                    && m.get("id").is_some()
+                {
+                    responses.push(m);
+                }
+            }
+            probe.expect(&SAME_STREAM, responses.is_empty(), || {
+                format!(
+                    "{what}: the resumed standalone stream carried the response {}",
+                    responses[0]
+                )
+            });
+        }
+        Ok((status, _, Opened::Body(text))) => {
+            let evidence = format!("{what}: {status} {}", shorten(&text, 120));
+            probe.record(&RESUMABLE, Outcome::Fail(evidence));
+            probe.record(
+                &SAME_STREAM,
+                Outcome::Skip("the stream was not resumed".into()),
+            );
+        }
+        Err(e) => {
+            probe.record(&RESUMABLE, Outcome::Fail(format!("{what}: {e}")));
+            probe.record(
+                &SAME_STREAM,
+                Outcome::Skip("the stream was not resumed".into()),
+            );
+        }
+    }
 }
