@@ -27,6 +27,7 @@ pub struct OAuthClientBuilder {
     max_step_up: u32,
     offline_access: bool,
     refresh_margin: Duration,
+    allow_http: bool,
 }
 
 impl std::fmt::Debug for OAuthClientBuilder {
@@ -56,6 +57,7 @@ impl OAuthClientBuilder {
             max_step_up: 2,
             offline_access: true,
             refresh_margin: Duration::from_secs(30),
+            allow_http: false,
         }
     }
 
@@ -146,6 +148,13 @@ impl OAuthClientBuilder {
         self
     }
 
+    /// Accept authorization server endpoints over plain `http` on any host. Default: no —
+    /// only `https`, or `http` on loopback (`127.0.0.1`, `::1`, `localhost`).
+    pub fn allow_http(mut self, allow: bool) -> Self {
+        self.allow_http = allow;
+        self
+    }
+
     /// The client. Errors when the server URL is not an absolute http(s) URL, when the
     /// private key cannot be read, or when the chosen grant lacks what it needs.
     pub fn build(self) -> Result<OAuthClient, OAuthError> {
@@ -197,6 +206,7 @@ impl OAuthClientBuilder {
             max_step_up: self.max_step_up,
             offline_access: self.offline_access,
             refresh_margin: self.refresh_margin.as_secs(),
+            allow_http: self.allow_http,
         }))
     }
 }

@@ -22,7 +22,7 @@ use url::Url;
 use super::builder::OAuthClientBuilder;
 use super::challenge::BearerChallenge;
 use super::code_grant::authorization_code;
-use super::discovery::{Discovered, discover};
+use super::discovery::{Discovered, check_endpoints, discover};
 use super::jwt_auth::JwtSigner;
 use super::registration::{ClientProfile, obtain};
 use super::scope::{select_scope, with_offline_access};
@@ -60,6 +60,7 @@ pub(crate) struct Config {
     pub(crate) max_step_up: u32,
     pub(crate) offline_access: bool,
     pub(crate) refresh_margin: u64,
+    pub(crate) allow_http: bool,
 }
 
 /// What the flow knows so far.
@@ -329,6 +330,7 @@ impl OAuthClient {
                 ));
             }
         };
+        check_endpoints(metadata, config.allow_http)?;
         // PKCE first: never register with a server the flow cannot use.
         if !machine && discovered.metadata_found {
             let s256 = metadata
@@ -478,6 +480,7 @@ impl OAuthClient {
         let (Some(discovered), Some(client)) = (&state.discovered, &state.stored.client) else {
             return Err(OAuthError::Discovery("nothing to refresh with yet".into()));
         };
+        check_endpoints(&discovered.metadata, config.allow_http)?;
         let mut tokens = request_token(
             &config.http,
             &discovered.metadata,

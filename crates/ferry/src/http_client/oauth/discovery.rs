@@ -242,6 +242,45 @@ pub(crate) fn resource_matches(resource: &str, server: &Url) -> bool {
             .is_some_and(|rest| rest.starts_with('/'))
 }
 
+/// Whether `url` may carry codes, secrets and tokens: `https`, or plain `http` to a
+/// loopback host (the specification requires HTTPS for authorization server endpoints).
+pub(crate) fn secure_enough(url: &str) -> bool {
+    let Ok(url) = Url::parse(url) else {
+        return false;
+    };
+    match url.scheme() {
+        "https" => true,
+        "http" => match url.host() {
+            Some(url::Host::Domain(d)) => d == "localhost" || d.ends_with(".localhost"),
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            None => false,
+        },
+        _ => false,
+    }
+}
+
+/// Refuse endpoints that are neither HTTPS nor on loopback (unless `allow_http`).
+pub(crate) fn check_endpoints(
+    metadata: &ServerMetadata,
+    allow_http: bool,
+) -> Result<(), OAuthError> {
+    let endpoints = [
+        &metadata.authorization_endpoint,
+        &metadata.token_endpoint,
+        &metadata.registration_endpoint,
+    ];
+    for endpoint in endpoints.into_iter().flatten() {
+        if !allow_http && !secure_enough(endpoint) {
+            return Err(OAuthError::Discovery(format!(
+                "the authorization server endpoint {endpoint} is not HTTPS (refusing to send \
+                 credentials over it)"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Issuer identifiers compared exactly but for one trailing slash.
 fn same_issuer(a: &str, b: &str) -> bool {
     a.trim_end_matches('/') == b.trim_end_matches('/')
@@ -292,5 +331,26 @@ mod tests {
             "https://mcp.example"
         );
         assert_eq!(canonical(&server), "https://mcp.example/api/mcp");
+    }
+
+    #[test]
+    fn endpoints_need_https_off_loopback() {
+        for ok in [
+            "https://as.example/token",
+            "http://127.0.0.1:9/token",
+            "http://localhost:9/token",
+            "http://[::1]:9/token",
+        ] {
+            assert!(secure_enough(ok), "{ok}");
+        }
+        for bad in ["http://as.example/token", "ftp://as.example", "junk"] {
+            assert!(!secure_enough(bad), "{bad}");
+        }
+        let metadata = ServerMetadata {
+            token_endpoint: Some("http://as.example/token".into()),
+            ..ServerMetadata::default()
+        };
+        assert!(check_endpoints(&metadata, false).is_err());
+        assert!(check_endpoints(&metadata, true).is_ok());
     }
 }
