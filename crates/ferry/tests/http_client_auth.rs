@@ -93,3 +93,75 @@ async fn the_auth_hook_answers_a_challenge_and_retries() {
         "one challenge per connection, then every request carries the token"
     );
 }
+
+/// A hook that always sends `Bearer <n>` (n counts the requests) and gives up when refused,
+/// recording which token each challenge says was refused.
+struct Numbered {
+    sent: std::sync::atomic::AtomicUsize,
+    refused: std::sync::Mutex<Vec<String>>,
+}
+
+impl ferry::http_client::HttpAuth for Numbered {
+    fn headers(
+        &self,
+    ) -> ferry::http_client::AuthFuture<'_, Result<reqwest::header::HeaderMap, String>> {
+        let n = self.sent.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert("authorization", format!("Bearer {n}").parse().unwrap());
+        Box::pin(async move { Ok(headers) })
+    }
+
+    fn challenged<'a>(
+        &'a self,
+        challenge: &'a ferry::http_client::AuthChallenge,
+    ) -> ferry::http_client::AuthFuture<'a, bool> {
+        let sent = challenge
+            .sent
+            .get("authorization")
+            .unwrap()
+            .to_str()
+            .unwrap();
+        let leaked = format!("{challenge:?}").contains(sent);
+        let mut refused = self.refused.lock().unwrap();
+        refused.push(if leaked { "leaked in Debug" } else { sent }.to_owned());
+        // Retry twice, then give up: the hook may ask for more than one retry.
+        let retry = refused.len() < 3;
+        Box::pin(async move { retry })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_challenge_names_the_headers_of_the_refused_request() {
+    let (server, _hang) = http_client_support::server();
+    let router =
+        ferry::http::router(server, HttpConfig::default()).layer(axum::middleware::from_fn(
+            |_: axum::extract::Request, _: axum::middleware::Next| async move {
+                axum::response::Response::builder()
+                    .status(401)
+                    .header("www-authenticate", "Bearer")
+                    .body(axum::body::Body::empty())
+                    .unwrap()
+            },
+        ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let auth = std::sync::Arc::new(Numbered {
+        sent: Default::default(),
+        refused: Default::default(),
+    });
+    let config = HttpClientConfig::default()
+        .auth(auth.clone())
+        .header("x-test", "1")
+        .unwrap();
+    let mut builder = Client::builder("http-client-auth-test", "1.0.0");
+    builder = builder.version(ProtocolVersion::V2026_07_28);
+    let error = builder.connect_http(&url, config).await.unwrap_err();
+    assert!(error.to_string().contains("401"), "{error}");
+    assert_eq!(
+        *auth.refused.lock().unwrap(),
+        ["Bearer 0", "Bearer 1", "Bearer 2"],
+        "each challenge names its own request's token (not in its Debug output); the \
+         request was sent three times"
+    );
+}
