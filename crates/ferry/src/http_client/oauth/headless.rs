@@ -35,13 +35,21 @@ impl HeadlessAuthorizer {
         }
     }
 
+    /// Whether `url` is the redirect URI (its query aside).
+    fn is_redirect_uri(&self, url: &url::Url) -> bool {
+        let Ok(redirect) = url::Url::parse(&self.redirect_uri) else {
+            return false;
+        };
+        url.origin() == redirect.origin() && url.path() == redirect.path()
+    }
+
     async fn follow(
         &self,
         request: &AuthorizationRequest,
     ) -> Result<AuthorizationResponse, String> {
         let mut url = request.url.clone();
         for _ in 0..MAX_HOPS {
-            if url.as_str().starts_with(&self.redirect_uri) {
+            if self.is_redirect_uri(&url) {
                 return response_of(&url);
             }
             let response = self
@@ -109,5 +117,31 @@ impl Authorizer for HeadlessAuthorizer {
         request: &'a AuthorizationRequest,
     ) -> OAuthFuture<'a, Result<AuthorizationResponse, String>> {
         Box::pin(self.follow(request))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_redirect_uri_is_matched_exactly_and_read() {
+        let authorizer = HeadlessAuthorizer::new("http://127.0.0.1:9/callback");
+        let at = |u: &str| authorizer.is_redirect_uri(&url::Url::parse(u).unwrap());
+        assert!(at("http://127.0.0.1:9/callback?code=c&state=s"));
+        assert!(!at("http://127.0.0.1:9/callbackx?code=c"));
+        assert!(!at("http://127.0.0.1:8/callback?code=c"));
+        let read = |u: &str| response_of(&url::Url::parse(u).unwrap());
+        let ok = read("http://x/cb?code=c&state=s&iss=https%3A%2F%2Fas").unwrap();
+        assert_eq!(
+            (ok.code.as_str(), ok.state.as_deref(), ok.iss.as_deref()),
+            ("c", Some("s"), Some("https://as"))
+        );
+        let refused = read("http://x/cb?error=access_denied&error_description=no").unwrap_err();
+        assert_eq!(
+            refused,
+            "the authorization server refused: access_denied no"
+        );
+        assert!(read("http://x/cb?state=s").is_err());
     }
 }
