@@ -3,6 +3,7 @@
 
 mod http;
 mod mux;
+mod pending;
 mod stdio;
 mod upstream;
 
@@ -57,6 +58,11 @@ pub(crate) struct BridgeArgs {
     /// stream. Default: 1800.
     #[arg(long, value_name = "SECONDS", requires = "http")]
     idle_timeout: Option<u64>,
+    /// `--stdio`: when stdin closes, wait at most this many seconds for the answers to
+    /// requests already sent (then answer them with an error) before ending the session.
+    /// Default: 10.
+    #[arg(long, value_name = "SECONDS", requires = "stdio")]
+    drain_timeout: Option<f64>,
     /// `--http`: the stdio server to run, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -66,7 +72,12 @@ pub(crate) struct BridgeArgs {
 pub(crate) async fn run(args: BridgeArgs) -> ExitCode {
     let max_frame_bytes = ferry_max_frame();
     if let Some(url) = &args.stdio {
-        return stdio::run(url, &args.headers, max_frame_bytes).await;
+        let drain = args.drain_timeout.unwrap_or(10.0);
+        let Ok(drain) = Duration::try_from_secs_f64(drain) else {
+            note!("ferry bridge: --drain-timeout {drain} is not a number of seconds");
+            return ExitCode::from(2);
+        };
+        return stdio::run(url, &args.headers, max_frame_bytes, drain).await;
     }
     let Some(spec) = args.http else {
         note!("ferry bridge: give --http ADDR -- command, or --stdio URL");

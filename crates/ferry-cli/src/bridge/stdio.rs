@@ -6,20 +6,29 @@
 //! the 2024-11-05 HTTP+SSE fallback when `initialize` is refused. Everything the server
 //! sends (responses, notifications, its requests) is written to stdout, one line each;
 //! the host's answers to the server's requests go back the same way. stdout carries
-//! protocol only (logs go to stderr). When stdin closes, the session is DELETEd and the
-//! bridge exits.
+//! protocol only (logs go to stderr).
+//!
+//! When stdin closes, the bridge stops reading and drains: it waits until every request
+//! the host sent has its response written to stdout (those held behind `initialize`
+//! included), at most the drain timeout; a request still unanswered then is answered with
+//! a JSON-RPC error (`-32603`), so every request gets exactly one response. Then the
+//! session is DELETEd and the bridge exits 0.
 
 use crate::stderr::note;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use ferry::engine::TransportEvent;
 use ferry::http_client::HttpClientConfig;
+
+use super::pending::Pending;
 
 /// Bridge stdin/stdout to `url` until stdin closes.
 pub(crate) async fn run(
     url: &str,
     headers: &[(String, String)],
     max_frame_bytes: usize,
+    drain_timeout: Duration,
 ) -> ExitCode {
     let mut config = HttpClientConfig::default();
     for (name, value) in headers {
@@ -43,10 +52,18 @@ pub(crate) async fn run(
     // session id they must carry comes with it.
     let mut initializing: Option<serde_json::Value> = None;
     let mut held = std::collections::VecDeque::new();
+    // The host's requests not yet answered on stdout (held ones included).
+    let mut pending = Pending::default();
+    // Set when stdin closes: answers still due are awaited until then.
+    let mut draining: Option<tokio::time::Instant> = None;
     let code = loop {
+        if draining.is_some() && pending.is_empty() {
+            break ExitCode::SUCCESS;
+        }
         tokio::select! {
-            event = stdio.incoming.recv() => match event {
+            event = stdio.incoming.recv(), if draining.is_none() => match event {
                 Some(TransportEvent::Frame(frame) | TransportEvent::Attached(frame, _)) => {
+                    pending.host_sent(&frame);
                     if initializing.is_some() {
                         held.push_back(frame);
                         continue;
@@ -61,10 +78,27 @@ pub(crate) async fn run(
                     note!("ferry bridge: a {bytes}-byte line on stdin is over the limit; dropped");
                 }
                 Some(_) => {}
-                None => break ExitCode::SUCCESS,
+                None => {
+                    // Stop reading, but let what was asked be answered first.
+                    draining = Some(tokio::time::Instant::now() + drain_timeout);
+                }
             },
+            () = sleep_until(draining) => {
+                note!(
+                    "ferry bridge: {} request(s) still unanswered {}s after stdin closed",
+                    pending.len(),
+                    drain_timeout.as_secs_f64()
+                );
+                let why = format!(
+                    "ferry bridge: stdin closed and the server did not answer within {}s",
+                    drain_timeout.as_secs_f64()
+                );
+                let _ = answer_all(&stdio.outgoing, &mut pending, &why).await;
+                break ExitCode::SUCCESS;
+            }
             event = http.incoming.recv() => match event {
                 Some(TransportEvent::Frame(frame) | TransportEvent::Attached(frame, _)) => {
+                    pending.server_sent(&frame);
                     if initializing.is_some() && answers(&frame, initializing.as_ref()) {
                         initializing = None;
                         if stdio.outgoing.send(frame).await.is_err() {
@@ -85,6 +119,8 @@ pub(crate) async fn run(
                 Some(_) => {}
                 None => {
                     note!("ferry bridge: the HTTP connection ended");
+                    let why = "ferry bridge: the HTTP connection ended";
+                    let _ = answer_all(&stdio.outgoing, &mut pending, why).await;
                     break ExitCode::FAILURE;
                 }
             },
@@ -99,6 +135,26 @@ pub(crate) async fn run(
     drop(http);
     connection.close().await;
     code
+}
+
+/// Answer every request still waiting with an error saying `why`.
+async fn answer_all(
+    stdout: &tokio::sync::mpsc::Sender<Vec<u8>>,
+    pending: &mut Pending,
+    why: &str,
+) -> Result<(), ()> {
+    for frame in pending.fail_all(why) {
+        stdout.send(frame).await.map_err(|_| ())?;
+    }
+    Ok(())
+}
+
+/// Completes at `deadline`; never without one.
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// The id of `frame` if it is an `initialize` request.
