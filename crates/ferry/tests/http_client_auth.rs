@@ -165,3 +165,35 @@ async fn the_challenge_names_the_headers_of_the_refused_request() {
          request was sent three times"
     );
 }
+
+/// A hook that panics.
+struct Panicking;
+
+impl ferry::http_client::HttpAuth for Panicking {
+    fn headers(
+        &self,
+    ) -> ferry::http_client::AuthFuture<'_, Result<reqwest::header::HeaderMap, String>> {
+        Box::pin(async { panic!("a bug in the hook") })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_hook_fails_the_request_at_once() {
+    let (server, _hang) = http_client_support::server();
+    let router = ferry::http::router(server, HttpConfig::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let config = HttpClientConfig::default().auth(std::sync::Arc::new(Panicking));
+    let error = Client::builder("http-client-auth-test", "1.0.0")
+        .timeout(std::time::Duration::from_secs(600))
+        .connect_http(&url, config)
+        .await
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("the authentication hook panicked"),
+        "{error}"
+    );
+}

@@ -2,12 +2,14 @@
 //! engine, and sending a request with the configured headers and the auth hook.
 
 use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
 use ferry_protocol::RequestId;
 use ferry_protocol::error_codes::INTERNAL_ERROR;
 use ferry_protocol::jsonrpc::{ErrorObject, ErrorResponse};
+use futures_util::FutureExt as _;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use reqwest::{Method, RequestBuilder, Response, StatusCode, Url};
 use serde_json::json;
@@ -207,7 +209,12 @@ impl Shared {
             let mut builder = build();
             let mut sent = HeaderMap::new();
             if let Some(auth) = &self.config.auth {
-                sent = auth.headers().await.map_err(Failure::new)?;
+                // A panicking hook fails this request (instead of leaving it unanswered).
+                sent = AssertUnwindSafe(auth.headers())
+                    .catch_unwind()
+                    .await
+                    .map_err(|_| Failure::new("the authentication hook panicked"))?
+                    .map_err(Failure::new)?;
                 builder = builder.headers(sent.clone());
             }
             let response = builder
@@ -230,7 +237,11 @@ impl Shared {
                     url: response.url().clone(),
                     sent,
                 };
-                if auth.challenged(&challenge).await {
+                let retry = AssertUnwindSafe(auth.challenged(&challenge))
+                    .catch_unwind()
+                    .await
+                    .map_err(|_| Failure::new("the authentication hook panicked"))?;
+                if retry {
                     retries += 1;
                     continue;
                 }
