@@ -182,17 +182,20 @@ impl OAuthClient {
         }
         let bearer = BearerChallenge::find(&challenge.www_authenticate).unwrap_or_default();
         let mut state = self.inner.state.lock().await;
+        let refused = challenge
+            .sent
+            .get(AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::to_owned);
         match challenge.status {
-            401 => {
-                let refused = challenge
-                    .sent
-                    .get(AUTHORIZATION)
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|v| v.strip_prefix("Bearer "))
-                    .map(str::to_owned);
-                self.unauthorized(&mut state, &bearer, refused).await
-            }
+            401 => self.unauthorized(&mut state, &bearer, refused).await,
             403 if bearer.error.as_deref() == Some("insufficient_scope") => {
+                let current = state.stored.tokens.as_ref().map(|t| &t.access_token);
+                if refused.is_some() && current.is_some() && current != refused.as_ref() {
+                    // Refused an older token: a concurrent step-up already replaced it.
+                    return Ok(true);
+                }
                 self.step_up(&mut state, &bearer).await
             }
             _ => Ok(false),
@@ -272,7 +275,7 @@ impl OAuthClient {
             });
         }
         *attempts += 1;
-        state.stored.tokens = None;
+        // The current token stays in use (for what it was granted) until a new one comes.
         let scope = with_offline_access(
             &self.inner.config,
             state.discovered.as_ref(),
