@@ -473,3 +473,20 @@ async fn client_credentials_grant_with_private_key_jwt_and_with_a_secret() {
     let error = call(&url, &oauth, "whoami").await.unwrap_err();
     assert!(error.contains("invalid_client"), "{error}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn authorize_ahead_of_connecting_reuses_a_valid_token() {
+    let (as_, url) = setup(Behaviour::default()).await;
+    let store = Arc::new(MemoryTokenStore::new());
+    let oauth = builder(&url).store(store.clone()).build().unwrap();
+    let first = oauth.authorize().await.unwrap();
+    assert_eq!(as_.events_starting("token").len(), 1);
+    // Again, and from another client on the same store: the same token, no new grant.
+    assert_eq!(oauth.authorize().await.unwrap(), first);
+    let other = builder(&url).store(store.clone()).build().unwrap();
+    assert_eq!(other.authorize().await.unwrap(), first);
+    assert_eq!(as_.events_starting("token").len(), 1);
+    // The token serves the connection from its first request (discovery already ran).
+    call(&url, &other, "whoami").await.unwrap();
+    assert_eq!(as_.events_starting("authorize").len(), 1);
+}

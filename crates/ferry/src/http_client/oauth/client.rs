@@ -127,11 +127,23 @@ impl OAuthClient {
         self.inner.state.lock().await.stored.tokens.clone()
     }
 
-    /// Run discovery and obtain a token now, as a 401 without a challenge would (useful
-    /// before connecting, or for the client-credentials grant).
+    /// Run discovery and have a token now (useful before connecting): the stored one if it
+    /// is still valid, else a refreshed one, else one from a full flow.
     pub async fn authorize(&self) -> Result<TokenSet, OAuthError> {
         let mut state = self.inner.state.lock().await;
         self.ensure_discovered(&mut state, None).await?;
+        if let Some(tokens) = state.stored.tokens.clone() {
+            let margin = self.inner.config.refresh_margin;
+            if tokens.expires_at.is_none_or(|at| at > now() + margin) {
+                return Ok(tokens);
+            }
+            if let Some(refresh) = tokens.refresh_token.as_deref()
+                && self.refresh(&mut state, refresh).await.is_ok()
+                && let Some(tokens) = state.stored.tokens.clone()
+            {
+                return Ok(tokens);
+            }
+        }
         let scope = select_scope(&self.inner.config, state.discovered.as_ref(), None);
         self.full_flow(&mut state, scope).await?;
         state
