@@ -49,12 +49,14 @@ mod target;
 mod utilities;
 mod versions;
 
+use std::io::Write as _;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use ferry::protocol::{Era, ProtocolVersion};
 
+use crate::stderr::note;
 use lifecycle::Handshake;
 use model::Findings;
 use probe::{Probe, ToolPolicy};
@@ -111,7 +113,7 @@ pub(crate) async fn run(args: CheckArgs) -> ExitCode {
         .ok()
         .filter(|d| !d.is_zero())
     else {
-        eprintln!("ferry check: --timeout must be a positive number of seconds");
+        note!("ferry check: --timeout must be a positive number of seconds");
         return ExitCode::from(2);
     };
     let target = match (&args.url, args.server.split_first()) {
@@ -119,7 +121,7 @@ pub(crate) async fn run(args: CheckArgs) -> ExitCode {
             Target::Http { url: url.clone() }
         }
         (Some(url), None) => {
-            eprintln!("ferry check: {url:?} is not an http:// or https:// URL");
+            note!("ferry check: {url:?} is not an http:// or https:// URL");
             return ExitCode::from(2);
         }
         (None, Some((program, rest))) => Target::Stdio {
@@ -128,7 +130,7 @@ pub(crate) async fn run(args: CheckArgs) -> ExitCode {
             show_stderr: args.verbose,
         },
         _ => {
-            eprintln!("ferry check: name the server: a URL, or a command after `--`");
+            note!("ferry check: name the server: a URL, or a command after `--`");
             return ExitCode::from(2);
         }
     };
@@ -149,17 +151,21 @@ pub(crate) async fn run(args: CheckArgs) -> ExitCode {
     let report = match check(&target, &revisions, timing, tools).await {
         Ok(report) => report,
         Err(e) => {
-            eprintln!("ferry check: {e}");
+            note!("ferry check: {e}");
             return ExitCode::from(2);
         }
     };
-    if args.json {
-        println!("{:#}", report.json());
+    // The report is best effort too: a reader that hung up (`ferry check ... | head`) must
+    // not turn the verdict into a panic; the exit code still says it.
+    let mut stdout = std::io::stdout().lock();
+    let _ = if args.json {
+        writeln!(stdout, "{:#}", report.json())
     } else {
-        print!("{}", report.text());
-    }
+        write!(stdout, "{}", report.text())
+    };
+    drop(stdout);
     if report.revisions.iter().all(|r| r.not_offered.is_some()) {
-        eprintln!("ferry check: the server offered none of the revisions tried");
+        note!("ferry check: the server offered none of the revisions tried");
         return ExitCode::from(2);
     }
     if report.must_failed() {
