@@ -72,7 +72,8 @@ pub struct HttpClientConfig {
     pub standalone_stream: bool,
     /// The reconnection delay when the server sent no `retry` field. Default: 1 s.
     pub default_retry: Duration,
-    /// Reconnection attempts in a row (resuming a stream) before giving up. Default: 5.
+    /// Reconnection attempts in a row (resuming a stream; starting a new 2024-11-05
+    /// session after its event stream ended) before giving up. Default: 5.
     pub max_reconnects: u32,
     /// Try the 2024-11-05 HTTP+SSE transport when `initialize` is refused with a 4xx.
     /// Default: yes.

@@ -50,10 +50,12 @@ pub(crate) async fn run(
                 in_flight.insert(id, task.abort_handle());
             }
             Kind::Notification if message.method() == "notifications/cancelled" => {
-                if let Some(id) = message.cancelled_id()
-                    && let Some(task) = shared.in_flight().remove(&id)
-                {
-                    task.abort();
+                if let Some(id) = message.cancelled_id() {
+                    if let Some(task) = shared.in_flight().remove(&id) {
+                        task.abort();
+                    }
+                    // 2024-11-05: no response will come, and it is not to be sent again.
+                    shared.legacy.awaiting().remove(&id);
                 }
                 if shared.state().session_era() {
                     post_in_order(&shared, &message).await;
@@ -90,6 +92,10 @@ pub(crate) async fn run(
 
 /// POST a notification or a response (session era, 2024-11-05); the server answers 202.
 async fn post_in_order(shared: &Arc<Shared>, message: &Outgoing) {
+    if shared.state().legacy.is_some() {
+        // A new 2024-11-05 session is being started: this message is for it.
+        drop(shared.reinit.lock().await);
+    }
     let state = shared.state().clone();
     let url = state.legacy.clone().unwrap_or_else(|| shared.url.clone());
     let sent = shared

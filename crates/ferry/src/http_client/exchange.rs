@@ -36,8 +36,8 @@ async fn exchange(
     let mut sent_again = false;
     loop {
         let state = shared.state().clone();
-        if let Some(endpoint) = &state.legacy {
-            legacy::post(shared, endpoint, message).await?;
+        if state.legacy.is_some() {
+            legacy::request(shared, message, id).await?;
             return Ok(None);
         }
         let metadata = match message.stateless_version() {

@@ -33,7 +33,8 @@
 //!   subscriptions, the log level: see `restore.rs`), its GET stream opened, and safe
 //!   requests are sent again (see `session.rs`); the session is DELETEd on close.
 //! - **2024-11-05**: when `initialize` is refused with 400, 404 or 405, a GET expecting an
-//!   `endpoint` event (see `legacy.rs`).
+//!   `endpoint` event; when that event stream ends (server restarted, session expired), a
+//!   new session is started the same way a forgotten session-era one is (see `legacy.rs`).
 //!
 //! Extra headers, a shared `reqwest::Client` (its connection pool) and an authentication
 //! hook ([`HttpAuth`]: headers per request, a say on 401/403) are in

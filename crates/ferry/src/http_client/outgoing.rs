@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::engine::Frame;
 
 /// One frame the engine sends, read once.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Outgoing {
     /// The frame as the engine wrote it (posted unchanged).
     pub(crate) body: bytes::Bytes,
@@ -27,7 +27,7 @@ pub(crate) struct Outgoing {
 }
 
 /// What a frame is.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) enum Kind {
     /// A request: it gets exactly one response frame back.
     Request(RequestId),

@@ -59,7 +59,7 @@ impl Restorable {
     }
 
     /// The requests that set it all again.
-    fn requests(&self) -> Vec<(&'static str, Value)> {
+    pub(crate) fn requests(&self) -> Vec<(&'static str, Value)> {
         let level = self
             .log_level
             .iter()

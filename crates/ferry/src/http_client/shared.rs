@@ -94,8 +94,11 @@ pub(crate) struct Shared {
     pub(crate) in_flight: Mutex<HashMap<RequestId, AbortHandle>>,
     /// The background stream: the session's GET stream, or the 2024-11-05 event stream.
     pub(crate) background: Mutex<Option<AbortHandle>>,
-    /// Fired when the connection is over (closed, or the 2024-11-05 stream ended).
+    /// Fired when the connection is over (closed, or the 2024-11-05 stream ended and no
+    /// new session could be started).
     pub(crate) closed: CancellationToken,
+    /// 2024-11-05: the requests whose responses are due on the event stream.
+    pub(crate) legacy: super::legacy::Tracker,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -121,6 +124,7 @@ impl Shared {
             in_flight: Mutex::default(),
             background: Mutex::default(),
             closed: CancellationToken::new(),
+            legacy: Default::default(),
         }
     }
 
