@@ -173,12 +173,17 @@ async fn dynamic_registration_pkce_code_flow_then_refresh_before_expiry() {
     let first = stored.tokens.unwrap();
     assert!(first.refresh_token.is_some());
 
-    // A client that deems every token about to expire refreshes before each request.
-    let eager = builder(&url)
-        .store(store.clone())
-        .refresh_margin(Duration::from_secs(7200))
-        .build()
-        .unwrap();
+    // A token about to expire (within the 30 s margin) is refreshed before the request.
+    let mut expiring = store.load(&key).await.unwrap().unwrap();
+    let unix_now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let tokens = expiring.tokens.as_mut().unwrap();
+    tokens.issued_at = Some(unix_now - 3590);
+    tokens.expires_at = Some(unix_now + 10);
+    store.save(&key, &expiring).await.unwrap();
+    let eager = builder(&url).store(store.clone()).build().unwrap();
     call(&url, &eager, "whoami").await.unwrap();
     let refreshes = as_.events_starting("token grant=refresh_token");
     assert!(!refreshes.is_empty(), "{:?}", as_.events());

@@ -142,7 +142,9 @@ impl OAuthClientBuilder {
         self
     }
 
-    /// Refresh an access token this long before it expires. Default: 30 s.
+    /// Refresh an access token this long before it expires (at most a quarter of the
+    /// token's lifetime, see
+    /// [`TokenSet::refresh_due`](super::TokenSet::refresh_due)). Default: 30 s.
     pub fn refresh_margin(mut self, margin: Duration) -> Self {
         self.refresh_margin = margin;
         self

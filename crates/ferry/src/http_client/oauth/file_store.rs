@@ -251,6 +251,7 @@ mod tests {
                 refresh_token: Some(format!("refresh-{n}")),
                 expires_at: Some(1_700_000_000 + n),
                 scope: Some("mcp:tools".into()),
+                issued_at: Some(1_699_999_000),
             }),
         }
     }

@@ -56,6 +56,27 @@ pub struct TokenSet {
     pub expires_at: Option<u64>,
     /// The scope granted (space-separated), if the server said.
     pub scope: Option<String>,
+    /// When the token endpoint issued the access token, in Unix seconds (absent in
+    /// credentials stored before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issued_at: Option<u64>,
+}
+
+impl TokenSet {
+    /// Whether the access token should be refreshed at `now` (Unix seconds): it expires
+    /// within `margin` seconds — where the margin is at most a quarter of the token's
+    /// lifetime, so a short-lived token (say 10 s against a 30 s margin) is not refreshed
+    /// before every request. A token without an expiry never is.
+    pub fn refresh_due(&self, margin: u64, now: u64) -> bool {
+        let Some(expires_at) = self.expires_at else {
+            return false;
+        };
+        let margin = match self.issued_at {
+            Some(issued_at) => margin.min(expires_at.saturating_sub(issued_at) / 4),
+            None => margin,
+        };
+        expires_at <= now.saturating_add(margin)
+    }
 }
 
 /// Storage for OAuth credentials. Implementations: [`MemoryTokenStore`] (the default)
@@ -120,6 +141,33 @@ impl TokenStore for MemoryTokenStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn token(issued_at: Option<u64>, expires_at: Option<u64>) -> TokenSet {
+        TokenSet {
+            access_token: "a".into(),
+            token_type: "Bearer".into(),
+            refresh_token: Some("r".into()),
+            expires_at,
+            scope: None,
+            issued_at,
+        }
+    }
+
+    #[test]
+    fn refresh_is_due_within_the_margin_capped_at_a_quarter_of_the_lifetime() {
+        // One hour: the whole 30 s margin applies.
+        let hour = token(Some(1000), Some(4600));
+        assert!(!hour.refresh_due(30, 4569));
+        assert!(hour.refresh_due(30, 4570));
+        // Ten seconds: a 2 s margin, not 30 s (which would refresh before every request).
+        let short = token(Some(1000), Some(1010));
+        assert!(!short.refresh_due(30, 1000));
+        assert!(!short.refresh_due(30, 1007));
+        assert!(short.refresh_due(30, 1008));
+        // Unknown issue time: the margin as given; no expiry: never.
+        assert!(token(None, Some(1010)).refresh_due(30, 1000));
+        assert!(!token(Some(1000), None).refresh_due(30, u64::MAX));
+    }
 
     #[tokio::test]
     async fn memory_store_keeps_credentials_per_key() {

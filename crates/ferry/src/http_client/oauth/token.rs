@@ -167,10 +167,11 @@ pub(crate) fn token_set(
     if !token_type.eq_ignore_ascii_case("bearer") {
         return Err(invalid(&format!("token_type {token_type:?} is not Bearer")));
     }
+    let issued_at = super::client::now();
     let expires_at = body["expires_in"]
         .as_u64()
         .or_else(|| body["expires_in"].as_str().and_then(|s| s.parse().ok()))
-        .map(|secs| super::client::now().saturating_add(secs));
+        .map(|secs| issued_at.saturating_add(secs));
     Ok(TokenSet {
         access_token: access_token.to_owned(),
         token_type: "Bearer".into(),
@@ -180,6 +181,7 @@ pub(crate) fn token_set(
             .as_str()
             .map(str::to_owned)
             .or_else(|| requested_scope.map(str::to_owned)),
+        issued_at: Some(issued_at),
     })
 }
 

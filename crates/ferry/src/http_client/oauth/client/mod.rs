@@ -134,7 +134,7 @@ impl OAuthClient {
         self.ensure_discovered(&mut state, None).await?;
         if let Some(tokens) = state.stored.tokens.clone() {
             let margin = self.inner.config.refresh_margin;
-            if tokens.expires_at.is_none_or(|at| at > now() + margin) {
+            if !tokens.refresh_due(margin, now()) {
                 return Ok(tokens);
             }
             if let Some(refresh) = tokens.refresh_token.as_deref()
@@ -161,7 +161,7 @@ impl OAuthClient {
             return Ok(headers);
         };
         let margin = self.inner.config.refresh_margin;
-        let expiring = tokens.expires_at.is_some_and(|at| at <= now() + margin);
+        let expiring = tokens.refresh_due(margin, now());
         if expiring {
             let refreshed = match tokens.refresh_token.as_deref() {
                 Some(refresh) => self.refresh(&mut state, refresh).await.is_ok(),
