@@ -202,7 +202,7 @@ async fn an_idle_expired_session_is_renewed_with_its_level_and_subscriptions() {
     let (started, _) = mpsc::unbounded_channel();
     let server = server(false, started);
     let config = HttpConfig {
-        session_idle_timeout: Duration::from_millis(400),
+        session_idle_timeout: Duration::from_secs(1),
         ..HttpConfig::default()
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -214,12 +214,14 @@ async fn an_idle_expired_session_is_renewed_with_its_level_and_subscriptions() {
     client.subscribe("test://kept").await.unwrap();
     client.subscribe("test://dropped").await.unwrap();
     client.unsubscribe("test://dropped").await.unwrap();
-    assert_eq!(connection.sessions_started(), 1);
+    // (A slow machine may let it expire already: what follows needs one more.)
+    let before = connection.sessions_started();
+    assert!(before >= 1);
 
     // Idle, the session expires on the server and its stream ends: a new one starts.
     let mut waited = 0;
-    while connection.sessions_started() < 2 {
-        assert!(waited < 400, "no new session after the old one expired");
+    while connection.sessions_started() <= before {
+        assert!(waited < 600, "no new session after the old one expired");
         tokio::time::sleep(Duration::from_millis(50)).await;
         waited += 1;
     }

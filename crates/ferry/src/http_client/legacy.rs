@@ -152,17 +152,19 @@ pub(crate) async fn request(
             let Some(endpoint) = state.legacy.clone() else {
                 return Err(Failure::new("the 2024-11-05 connection is over"));
             };
+            // Noted before the POST (the response may arrive on the stream before the
+            // 202), with the state still locked: a new session's start, which changes the
+            // generation under that lock, then takes over every request of the old one.
+            shared.legacy.awaiting().insert(
+                id.clone(),
+                Awaiting {
+                    message: message.clone(),
+                    generation: state.generation,
+                    sent_again,
+                },
+            );
             (endpoint, state.generation, state.initialize.is_some())
         };
-        // Noted before the POST: the response may arrive on the stream before the 202.
-        shared.legacy.awaiting().insert(
-            id.clone(),
-            Awaiting {
-                message: message.clone(),
-                generation,
-                sent_again,
-            },
-        );
         let Err(failure) = post(shared, &endpoint, message).await else {
             return Ok(());
         };
