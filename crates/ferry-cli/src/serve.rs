@@ -138,7 +138,7 @@ pub(crate) async fn run(args: ServeArgs) -> ExitCode {
 }
 
 /// Ctrl-C, or SIGTERM (what service managers and `kill` send).
-async fn stop_signal() {
+pub(crate) async fn stop_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

@@ -16,26 +16,6 @@ use oauth_support::{Provider, start_ferry};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-/// An access token from the provider's token endpoint (client credentials).
-async fn token(http: &reqwest::Client, issuer: &str, resource: &str, scope: &str) -> String {
-    let response = http
-        .post(format!("{issuer}/token"))
-        .basic_auth("ferry-service", Some("ferry-service-secret"))
-        .form(&[
-            ("grant_type", "client_credentials"),
-            ("resource", resource),
-            ("scope", scope),
-        ])
-        .send()
-        .await
-        .unwrap();
-    let body: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
-    body["access_token"]
-        .as_str()
-        .unwrap_or_else(|| panic!("a token: {body}"))
-        .to_owned()
-}
-
 fn call(
     endpoint: &str,
     http: &reqwest::Client,
@@ -101,7 +81,7 @@ async fn ferry_serve_accepts_tokens_of_a_real_openid_provider() {
     );
 
     // A token for this resource: accepted.
-    let tools = token(&http, &issuer, &endpoint, "mcp:tools").await;
+    let tools = provider.service_token(&http, &endpoint, "mcp:tools").await;
     let response = call(&endpoint, &http, "echo", json!({"text": "through oauth"}))
         .bearer_auth(&tools)
         .send()
@@ -115,7 +95,9 @@ async fn ferry_serve_accepts_tokens_of_a_real_openid_provider() {
     );
 
     // A token the same provider issued for another resource: refused.
-    let other = token(&http, &issuer, "http://127.0.0.1:1/mcp", "mcp:tools").await;
+    let other = provider
+        .service_token(&http, "http://127.0.0.1:1/mcp", "mcp:tools")
+        .await;
     let response = call(&endpoint, &http, "echo", json!({"text": "x"}))
         .bearer_auth(&other)
         .send()
@@ -144,7 +126,9 @@ async fn ferry_serve_accepts_tokens_of_a_real_openid_provider() {
         challenge.contains("scope=\"mcp:tools mcp:admin\", error=\"insufficient_scope\""),
         "{challenge}"
     );
-    let admin = token(&http, &issuer, &endpoint, "mcp:tools mcp:admin").await;
+    let admin = provider
+        .service_token(&http, &endpoint, "mcp:tools mcp:admin")
+        .await;
     let response = call(&endpoint, &http, "add", json!({"a": 1, "b": 2}))
         .bearer_auth(&admin)
         .send()

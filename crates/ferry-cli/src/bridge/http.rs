@@ -93,26 +93,10 @@ pub(crate) async fn run(
                 ExitCode::FAILURE
             }
         },
-        () = stop_signal() => {
+        () = crate::serve::stop_signal() => {
             // Every child the MCP way: stdin closed, then SIGTERM, then SIGKILL.
             lifecycle.shutdown(Duration::from_secs(10)).await;
             ExitCode::SUCCESS
         }
     }
-}
-
-/// Ctrl-C, or (on Unix) SIGTERM.
-async fn stop_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-            return;
-        }
-    }
-    let _ = tokio::signal::ctrl_c().await;
 }
