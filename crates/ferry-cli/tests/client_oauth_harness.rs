@@ -74,7 +74,7 @@ async fn code_flow(provider: &Provider, person: &mut Person, resource: &str) -> 
         .form(&[
             ("grant_type", "authorization_code"),
             ("client_id", "ferry-public"),
-            ("code", &response.code),
+            ("code", response.code().expect("a code")),
             ("code_verifier", &verifier),
             ("redirect_uri", &redirect_uri),
             ("resource", resource),

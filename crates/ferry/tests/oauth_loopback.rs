@@ -1,13 +1,15 @@
 //! `LoopbackAuthorizer` over real sockets on 127.0.0.1: the redirect URI names the bound
 //! port, the listener answers the browser's requests (the redirect, stray paths, a wrong
 //! state, an idle pre-connection), hands back the code or the refusal, and gives up after
-//! its timeout.
+//! its timeout. An error redirect is handed back as a response (its `iss` is for the flow
+//! to judge), and its page does not show the server's text.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use ferry::http_client::oauth::{
-    AuthorizationRequest, AuthorizationResponse, Authorizer, LoopbackAuthorizer,
+    AuthorizationError, AuthorizationOutcome, AuthorizationRequest, AuthorizationResponse,
+    Authorizer, LoopbackAuthorizer,
 };
 use reqwest::StatusCode;
 use tokio::task::JoinHandle;
@@ -100,7 +102,7 @@ async fn the_redirect_with_the_right_state_brings_the_code() {
     assert_eq!(
         response,
         AuthorizationResponse {
-            code: "the+code".into(),
+            outcome: AuthorizationOutcome::Code("the+code".into()),
             state: Some("st4te".into()),
             iss: Some("http://127.0.0.1:9".into()),
         }
@@ -112,24 +114,36 @@ async fn the_redirect_with_the_right_state_brings_the_code() {
     assert_eq!(again, redirect);
     let (status, _) = get(&format!("{base}/callback?code=c2&state=second")).await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(task.await.unwrap().unwrap().code, "c2");
+    assert_eq!(task.await.unwrap().unwrap().code(), Some("c2"));
 }
 
 #[tokio::test]
-async fn an_error_redirect_ends_the_wait_with_the_reason() {
+async fn an_error_redirect_ends_the_wait_with_the_response_unshown() {
     let authorizer = Arc::new(quiet());
     let (redirect, task) = waiting(&authorizer, "s");
     let (status, body) = get(&format!(
-        "{redirect}?error=access_denied&error_description=%3Cb%3Enope%3C%2Fb%3E&state=s"
+        "{redirect}?error=access_denied&error_description=%3Cb%3Enope%3C%2Fb%3E&state=s&iss=http%3A%2F%2Fevil"
     ))
     .await;
     assert_eq!(status, StatusCode::OK);
-    assert!(body.contains("Authorization failed"), "{body}");
-    assert!(body.contains("&lt;b&gt;nope"), "escaped: {body}");
-    let error = task.await.unwrap().unwrap_err();
+    assert!(body.contains("Authorization not granted"), "{body}");
+    // Not shown before the flow has checked iss (RFC 9207: a mix-up's error is not shown).
     assert!(
-        error.contains("access_denied") && error.contains("nope"),
-        "{error}"
+        !body.contains("nope") && !body.contains("access_denied"),
+        "{body}"
+    );
+    let response = task.await.unwrap().expect("a response");
+    assert_eq!(
+        response,
+        AuthorizationResponse {
+            outcome: AuthorizationOutcome::Error(AuthorizationError {
+                error: "access_denied".into(),
+                description: Some("<b>nope</b>".into()),
+                uri: None,
+            }),
+            state: Some("s".into()),
+            iss: Some("http://evil".into()),
+        }
     );
 }
 
@@ -155,7 +169,7 @@ async fn a_given_port_is_used_and_a_taken_one_is_reported() {
     assert_eq!(redirect, format!("http://127.0.0.1:{port}/callback"));
     let (status, _) = get(&format!("{redirect}?code=c&state=s")).await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(task.await.unwrap().unwrap().code, "c");
+    assert_eq!(task.await.unwrap().unwrap().code(), Some("c"));
 
     // Now the port is taken (by the first authorizer, still alive): a second one says so.
     let second = Arc::new(quiet().port(port));

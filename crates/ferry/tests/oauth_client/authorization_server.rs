@@ -1,11 +1,12 @@
 //! A real (small) OAuth 2.1 authorization server for the OAuth client tests, on 127.0.0.1:
 //! metadata (RFC 8414 or OpenID Connect, at the location a test picks), an authorization
-//! endpoint that approves at once (PKCE S256 required, redirect URI and client checked,
-//! Client ID Metadata Documents fetched and checked), a token endpoint (authorization code
-//! with PKCE, refresh with rotation, client credentials; client authentication by
-//! `client_secret_basic`, `client_secret_post`, `none` or `private_key_jwt`), dynamic
-//! registration (RFC 7591), and a JWKS. Access tokens are JWTs for the requested
-//! `resource`. Every request is recorded as an event the tests read.
+//! endpoint that approves at once, or refuses with `access_denied` when a test says so
+//! (PKCE S256 required, redirect URI and client checked, Client ID Metadata Documents
+//! fetched and checked), a token endpoint (authorization code with PKCE, refresh with
+//! rotation, client credentials; client authentication by `client_secret_basic`,
+//! `client_secret_post`, `none` or `private_key_jwt`), dynamic registration (RFC 7591), and
+//! a JWKS. Access tokens are JWTs for the requested `resource`. Every request is recorded
+//! as an event the tests read.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -67,6 +68,11 @@ pub(crate) struct Behaviour {
     pub(crate) scopes_supported: Option<Vec<&'static str>>,
     /// Access token lifetime, seconds.
     pub(crate) lifetime: u64,
+    /// The authorization endpoint refuses: it redirects with `error=access_denied` (and
+    /// `iss` as [`Iss`] says) instead of a code.
+    pub(crate) refuse: bool,
+    /// The redirect carries another `state` than the request's.
+    pub(crate) tamper_state: bool,
 }
 
 impl Default for Behaviour {
@@ -81,6 +87,8 @@ impl Default for Behaviour {
             withheld_scopes: Vec::new(),
             scopes_supported: None,
             lifetime: 3600,
+            refuse: false,
+            tamper_state: false,
         }
     }
 }
@@ -411,22 +419,34 @@ async fn authorize(State(app): Shared, request: Request) -> Response {
             "PKCE S256 required",
         );
     }
-    let code = app.fresh("code");
-    app.inner.codes.lock().unwrap().insert(
-        code.clone(),
-        Code {
-            client_id,
-            challenge: get("code_challenge"),
-            redirect_uri: redirect_uri.clone(),
-            resource: get("resource"),
-            scope,
-        },
-    );
+    let behaviour = app.behaviour();
+    let state = if behaviour.tamper_state {
+        format!("{state}-tampered")
+    } else {
+        state
+    };
     let mut target = Url::parse(&redirect_uri).unwrap();
     {
         let mut q = target.query_pairs_mut();
-        q.append_pair("code", &code).append_pair("state", &state);
-        match app.behaviour().iss {
+        if behaviour.refuse {
+            q.append_pair("error", "access_denied")
+                .append_pair("error_description", "the resource owner said no");
+        } else {
+            let code = app.fresh("code");
+            app.inner.codes.lock().unwrap().insert(
+                code.clone(),
+                Code {
+                    client_id,
+                    challenge: get("code_challenge"),
+                    redirect_uri: redirect_uri.clone(),
+                    resource: get("resource"),
+                    scope,
+                },
+            );
+            q.append_pair("code", &code);
+        }
+        q.append_pair("state", &state);
+        match behaviour.iss {
             Iss::Correct => {
                 q.append_pair("iss", &app.issuer());
             }

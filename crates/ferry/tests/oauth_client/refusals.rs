@@ -1,10 +1,11 @@
 //! Step-up and its limit, and what the client refuses: an authorization response from
-//! another issuer (RFC 9207), Protected Resource Metadata for another resource, an
+//! another issuer (RFC 9207) — an error response too, whose error is then not reported —
+//! or with another state, Protected Resource Metadata for another resource, an
 //! authorization server without PKCE S256, and a token for another resource.
 
 use std::sync::Arc;
 
-use ferry::http_client::oauth::{MemoryTokenStore, StoreKey, TokenStore};
+use ferry::http_client::oauth::{MemoryTokenStore, OAuthError, StoreKey, TokenStore};
 
 use crate::authorization_server::{AuthorizationServer, Behaviour, Iss};
 use crate::{builder, call, protected_server, setup};
@@ -77,6 +78,69 @@ async fn an_authorization_response_from_another_issuer_is_rejected() {
     call(&url, &builder(&url).build().unwrap(), "whoami")
         .await
         .unwrap();
+}
+
+/// What `OAuthClient::authorize` says against a server that refuses the authorization
+/// (redirects with `error=access_denied`) with `iss` as given and the state tampered or not.
+async fn refused_with(iss: Iss, tamper_state: bool) -> OAuthError {
+    let (as_, url) = setup(Behaviour {
+        iss,
+        refuse: true,
+        tamper_state,
+        ..Behaviour::default()
+    })
+    .await;
+    let error = builder(&url)
+        .build()
+        .unwrap()
+        .authorize()
+        .await
+        .unwrap_err();
+    assert_eq!(as_.events_starting("authorize").len(), 1, "{iss:?}");
+    assert!(as_.events_starting("token").is_empty(), "{iss:?}");
+    error
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_error_response_is_reported_only_when_its_issuer_and_state_hold() {
+    // From the issuer (or without iss where none is promised): the server's error.
+    for iss in [Iss::Correct, Iss::Absent] {
+        let error = refused_with(iss, false).await;
+        let OAuthError::AuthorizationRefused(refusal) = &error else {
+            panic!("{iss:?}: {error:?}");
+        };
+        assert_eq!(refusal.error, "access_denied");
+        assert_eq!(
+            refusal.description.as_deref(),
+            Some("the resource owner said no")
+        );
+        let text = error.to_string();
+        assert!(
+            text.contains("access_denied (the resource owner said no)"),
+            "{text}"
+        );
+    }
+    // Another issuer's iss, or none where the server promised it: a mismatch, and the
+    // error it carried is neither acted on nor shown.
+    for (iss, got) in [
+        (Iss::Wrong, Some("https://attacker.example")),
+        (Iss::Missing, None),
+    ] {
+        let error = refused_with(iss, false).await;
+        let OAuthError::IssuerMismatch { got: actual, .. } = &error else {
+            panic!("{iss:?}: {error:?}");
+        };
+        assert_eq!(actual.as_deref(), got);
+        let text = format!("{error} {error:?}");
+        assert!(text.contains("RFC 9207"), "{text}");
+        assert!(
+            !text.contains("access_denied") && !text.contains("said no"),
+            "{text}"
+        );
+    }
+    // The right issuer but another state: not this authorization's error either.
+    let error = refused_with(Iss::Correct, true).await;
+    assert!(matches!(error, OAuthError::StateMismatch), "{error:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,7 +1,8 @@
 //! The authorization-code grant: the authorization request (PKCE S256, `state`, the RFC 8707
 //! `resource`, the scope), the person's approval through the [`Authorizer`], the checks on
-//! the response (RFC 9207 `iss` as the 2026-07-28 specification tabulates it, then `state`),
-//! and the code exchanged at the token endpoint.
+//! the response (RFC 9207 `iss` as the 2026-07-28 specification tabulates it, then `state`
+//! — on error responses too: an error is reported only once both hold), and the code
+//! exchanged at the token endpoint.
 
 use url::Url;
 
@@ -9,7 +10,9 @@ use super::client::Config;
 use super::discovery::Discovered;
 use super::pkce::{Pkce, random_token};
 use super::token::{Grant, request_token};
-use super::{AuthorizationRequest, Authorizer, ClientCredentials, OAuthError, TokenSet};
+use super::{
+    AuthorizationOutcome, AuthorizationRequest, Authorizer, ClientCredentials, OAuthError, TokenSet,
+};
 
 /// The authorization-code grant with PKCE S256, `state` and the RFC 9207 check.
 pub(crate) async fn authorization_code(
@@ -55,7 +58,9 @@ pub(crate) async fn authorization_code(
         .authorize(&request)
         .await
         .map_err(OAuthError::Authorization)?;
-    // RFC 9207 section 2.4, as the 2026-07-28 specification tabulates it.
+    // RFC 9207 section 2.4, as the 2026-07-28 specification tabulates it, for error
+    // responses as for codes: a mismatch is reported instead of the error (which may be a
+    // mix-up attacker's), and nothing of it is acted on.
     match &response.iss {
         Some(iss) if *iss != metadata.issuer => {
             return Err(OAuthError::IssuerMismatch {
@@ -74,13 +79,17 @@ pub(crate) async fn authorization_code(
     if response.state.as_deref() != Some(state_value.as_str()) {
         return Err(OAuthError::StateMismatch);
     }
+    let code = match response.outcome {
+        AuthorizationOutcome::Code(code) => code,
+        AuthorizationOutcome::Error(error) => return Err(OAuthError::AuthorizationRefused(error)),
+    };
     request_token(
         &config.http,
         metadata,
         client,
         config.signer.as_ref(),
         Grant::AuthorizationCode {
-            code: &response.code,
+            code: &code,
             verifier: &pkce.verifier,
             redirect_uri,
         },

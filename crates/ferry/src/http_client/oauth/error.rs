@@ -58,6 +58,10 @@ pub enum OAuthError {
     /// The person (or the authorizer) did not complete the authorization.
     #[error("OAuth authorization failed: {0}")]
     Authorization(String),
+    /// The authorization server answered the authorization request with an error (its
+    /// `iss` and `state` checked first), such as `access_denied`.
+    #[error("OAuth authorization failed: the authorization server refused: {0}")]
+    AuthorizationRefused(super::AuthorizationError),
     /// The redirect's `state` is not the one sent.
     #[error("OAuth: the authorization response's state does not match the request's")]
     StateMismatch,

@@ -1,7 +1,7 @@
 //! [`HeadlessAuthorizer`]: for authorization servers that approve without a person (test
 //! servers, automation): it follows the authorization endpoint's redirects itself until
-//! one goes to the redirect URI, and reads the code from there. The redirect URI is never
-//! contacted.
+//! one goes to the redirect URI, and reads the response (code or error) from there. The
+//! redirect URI is never contacted.
 
 use std::time::Duration;
 
@@ -13,7 +13,7 @@ use super::{AuthorizationRequest, AuthorizationResponse, Authorizer, OAuthFuture
 const MAX_HOPS: usize = 10;
 
 /// An [`Authorizer`] that follows the authorization server's redirects over HTTP (no
-/// browser, no person) and takes the code from the redirect to its redirect URI.
+/// browser, no person) and takes the response (code or error) from the redirect to its redirect URI.
 #[derive(Debug, Clone)]
 pub struct HeadlessAuthorizer {
     redirect_uri: String,
@@ -78,27 +78,9 @@ impl HeadlessAuthorizer {
     }
 }
 
-/// `code`, `state` and `iss` of the redirect (or its `error`).
+/// The response on the redirect: `code` or `error`, with `state` and `iss`.
 fn response_of(url: &url::Url) -> Result<AuthorizationResponse, String> {
-    let get = |name: &str| {
-        url.query_pairs()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.into_owned())
-    };
-    if let Some(error) = get("error") {
-        let description = get("error_description").unwrap_or_default();
-        return Err(
-            format!("the authorization server refused: {error} {description}")
-                .trim_end()
-                .to_owned(),
-        );
-    }
-    let code = get("code").ok_or("the redirect carries no code")?;
-    Ok(AuthorizationResponse {
-        code,
-        state: get("state"),
-        iss: get("iss"),
-    })
+    AuthorizationResponse::from_query(url.query().unwrap_or_default())
 }
 
 fn strip_query(url: &url::Url) -> String {
@@ -122,6 +104,7 @@ impl Authorizer for HeadlessAuthorizer {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{AuthorizationError, AuthorizationOutcome};
     use super::*;
 
     #[test]
@@ -134,13 +117,27 @@ mod tests {
         let read = |u: &str| response_of(&url::Url::parse(u).unwrap());
         let ok = read("http://x/cb?code=c&state=s&iss=https%3A%2F%2Fas").unwrap();
         assert_eq!(
-            (ok.code.as_str(), ok.state.as_deref(), ok.iss.as_deref()),
-            ("c", Some("s"), Some("https://as"))
+            ok,
+            AuthorizationResponse {
+                outcome: AuthorizationOutcome::Code("c".into()),
+                state: Some("s".into()),
+                iss: Some("https://as".into()),
+            }
         );
-        let refused = read("http://x/cb?error=access_denied&error_description=no").unwrap_err();
+        // An error redirect is a response too: its iss and state go to the flow.
+        let refused =
+            read("http://x/cb?error=access_denied&error_description=no&state=s&iss=i").unwrap();
         assert_eq!(
             refused,
-            "the authorization server refused: access_denied no"
+            AuthorizationResponse {
+                outcome: AuthorizationOutcome::Error(AuthorizationError {
+                    error: "access_denied".into(),
+                    description: Some("no".into()),
+                    uri: None,
+                }),
+                state: Some("s".into()),
+                iss: Some("i".into()),
+            }
         );
         assert!(read("http://x/cb?state=s").is_err());
     }

@@ -6,7 +6,9 @@
 //! prints the authorization URL on stderr, tries to open a browser (best effort: only
 //! where a desktop is there to show it, and never required), then answers requests to
 //! `/callback` until one carries the request's `state` — with `code` (success) or
-//! `error` (the person or the server refused) — or the time runs out. A redirect with
+//! `error` (the person or the server refused) — or the time runs out. The page shown
+//! for an error does not repeat the server's text: the flow judges the response's `iss`
+//! first (RFC 9207: a mix-up's error is neither acted on nor shown). A redirect with
 //! another `state` is refused with 400 and the wait goes on: a stray or forged request
 //! cannot end the authorization.
 
@@ -179,10 +181,8 @@ async fn receive(listener: TcpListener, state: String) -> Result<AuthorizationRe
 /// What one request to the listener means.
 #[derive(Debug, PartialEq)]
 enum Verdict {
-    /// The redirect with a code: done.
-    Code(AuthorizationResponse),
-    /// The redirect with an error: done, failed.
-    Refused(String),
+    /// The redirect (with a code or an error): done.
+    Received(AuthorizationResponse),
     /// Not the redirect (another path, the wrong state, nothing useful): answered, ignored.
     Ignored(u16, &'static str),
 }
@@ -199,18 +199,18 @@ async fn serve(
     };
     let verdict = judge(&head, &state);
     let (status, body) = match &verdict {
-        Verdict::Code(_) => (
+        Verdict::Received(response) if response.code().is_some() => (
             200,
             page(
                 "Authorization complete",
                 "You can close this tab and return to the terminal.",
             ),
         ),
-        Verdict::Refused(reason) => (
+        Verdict::Received(_) => (
             200,
             page(
-                "Authorization failed",
-                &format!("The authorization server said: {reason}"),
+                "Authorization not granted",
+                "The authorization did not complete. Return to the terminal for the reason.",
             ),
         ),
         Verdict::Ignored(status, why) => (*status, page("Not an authorization", why)),
@@ -227,12 +227,9 @@ async fn serve(
     );
     let _ = stream.write_all(response.as_bytes()).await;
     let _ = stream.shutdown().await;
-    let result = match verdict {
-        Verdict::Code(response) => Ok(response),
-        Verdict::Refused(reason) => Err(format!("authorization refused: {reason}")),
-        Verdict::Ignored(..) => return,
-    };
-    let _ = done.send(result).await;
+    if let Verdict::Received(response) = verdict {
+        let _ = done.send(Ok(response)).await;
+    }
 }
 
 /// The request line and headers, up to the blank line; `None` when the peer sent none.
@@ -266,37 +263,16 @@ fn judge(head: &str, state: &str) -> Verdict {
     if method != "GET" {
         return Verdict::Ignored(405, "Only GET is answered here.");
     }
-    let mut code = None;
-    let (mut got_state, mut iss, mut error, mut description) = (None, None, None, None);
-    for (name, value) in url::form_urlencoded::parse(query.as_bytes()) {
-        let slot = match name.as_ref() {
-            "code" => &mut code,
-            "state" => &mut got_state,
-            "iss" => &mut iss,
-            "error" => &mut error,
-            "error_description" => &mut description,
-            _ => continue,
-        };
-        slot.get_or_insert(value.into_owned());
-    }
-    if got_state.as_deref() != Some(state) {
+    let Ok(response) = AuthorizationResponse::from_query(query) else {
+        return Verdict::Ignored(400, "The redirect carries neither a code nor an error.");
+    };
+    if response.state.as_deref() != Some(state) {
         return Verdict::Ignored(
             400,
             "This redirect does not belong to the authorization in progress (wrong state).",
         );
     }
-    match (code, error) {
-        (_, Some(error)) => Verdict::Refused(match description {
-            Some(description) => format!("{error} ({description})"),
-            None => error,
-        }),
-        (Some(code), None) => Verdict::Code(AuthorizationResponse {
-            code,
-            state: got_state,
-            iss,
-        }),
-        (None, None) => Verdict::Ignored(400, "The redirect carries neither a code nor an error."),
-    }
+    Verdict::Received(response)
 }
 
 /// A small HTML page; `text` is escaped.
@@ -348,6 +324,7 @@ fn open_in_browser(url: &str) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{AuthorizationError, AuthorizationOutcome};
     use super::*;
 
     fn head(target: &str) -> String {
@@ -362,18 +339,26 @@ mod tests {
         );
         assert_eq!(
             ok,
-            Verdict::Code(AuthorizationResponse {
-                code: "a+b".into(),
+            Verdict::Received(AuthorizationResponse {
+                outcome: AuthorizationOutcome::Code("a+b".into()),
                 state: Some("s".into()),
                 iss: Some("http://as".into()),
             })
         );
         assert_eq!(
             judge(
-                &head("/callback?error=access_denied&error_description=no&state=s"),
+                &head("/callback?error=access_denied&error_description=no&state=s&iss=x"),
                 "s"
             ),
-            Verdict::Refused("access_denied (no)".into())
+            Verdict::Received(AuthorizationResponse {
+                outcome: AuthorizationOutcome::Error(AuthorizationError {
+                    error: "access_denied".into(),
+                    description: Some("no".into()),
+                    uri: None,
+                }),
+                state: Some("s".into()),
+                iss: Some("x".into()),
+            })
         );
         assert!(matches!(
             judge(&head("/callback?code=c&state=t"), "s"),

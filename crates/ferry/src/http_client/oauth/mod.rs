@@ -55,7 +55,10 @@ mod store;
 mod token;
 
 pub use assertion::IdentityAssertion;
-pub use authorize::{AuthorizationRequest, AuthorizationResponse, Authorizer};
+pub use authorize::{
+    AuthorizationError, AuthorizationOutcome, AuthorizationRequest, AuthorizationResponse,
+    Authorizer,
+};
 pub use builder::OAuthClientBuilder;
 pub use challenge::BearerChallenge;
 pub use client::OAuthClient;
