@@ -4,16 +4,21 @@
 //! registration, JWKS), all over real sockets on 127.0.0.1: discovery variants, each
 //! registration path, each token-endpoint authentication method, refresh (before expiry, on
 //! a stale token, falling back to a full flow), step-up and its limit, and the refusals
-//! (RFC 9207 `iss` mismatch, metadata for another resource, no PKCE), and a 2025-03-26
-//! server without Protected Resource Metadata (`legacy.rs`).
+//! (RFC 9207 `iss` mismatch, metadata for another resource, no PKCE), a 2025-03-26
+//! server without Protected Resource Metadata (`legacy.rs`), and many requests in flight
+//! when the token goes stale or needs a step-up (`concurrency.rs`).
 
 #[allow(dead_code)] // the http_auth tests' issuer: only its signing key is used here
 #[path = "../http_auth/issuer.rs"]
 mod issuer;
 
 mod authorization_server;
+mod concurrency;
 mod legacy;
+mod protected;
 mod refusals;
+
+pub(crate) use protected::{mcp_server, protected_server, protected_server_with};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,69 +26,17 @@ use std::time::Duration;
 use authorization_server::{AuthorizationServer, Behaviour, Client, MetadataAt};
 use base64::Engine as _;
 use ferry::client::Client as McpClient;
-use ferry::http::HttpConfig;
-use ferry::http::auth::{Auth, Jwks, JwtVerifier, ResourceServer};
 use ferry::http_client::HttpClientConfig;
 use ferry::http_client::oauth::{
     ClientCredentials, HeadlessAuthorizer, MemoryTokenStore, OAuthClient, OAuthClientBuilder,
     StoreKey, TokenStore, client_metadata_document,
 };
-use ferry::server::Server;
 use p256::pkcs8::EncodePrivateKey;
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
 /// The redirect URI: the headless authorizer stops there (nothing listens).
 const REDIRECT: &str = "http://127.0.0.1:9/callback";
-
-#[derive(Deserialize, JsonSchema)]
-struct Nothing {}
-
-fn mcp_server() -> Server {
-    Server::builder("oauth-client-test", "1.0.0")
-        .tool(
-            "whoami",
-            "The caller",
-            |_: Nothing, auth: Auth| async move {
-                format!(
-                    "{} {}",
-                    auth.0.client_id.clone().unwrap_or_default(),
-                    auth.0.scopes.join(" ")
-                )
-            },
-        )
-        .tool("admin", "Needs mcp:admin", |_: Nothing| async { "done" })
-        .build()
-}
-
-/// Ferry's HTTP server on 127.0.0.1 protected by `as_`: every request needs `mcp:tools`,
-/// the `admin` tool `mcp:admin`. Its Protected Resource Metadata names the resource at
-/// `resource_path` on the server (`/mcp`, the MCP endpoint, unless given). Returns the MCP
-/// endpoint's URL.
-pub(crate) async fn protected_server(
-    as_: &AuthorizationServer,
-    resource_path: Option<&str>,
-) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let origin = format!("http://{}", listener.local_addr().unwrap());
-    let url = format!("{origin}/mcp");
-    let resource = &format!("{origin}{}", resource_path.unwrap_or("/mcp"));
-    let verifier = JwtVerifier::new(Jwks::new(as_.jwks_url()), &as_.issuer, resource);
-    let auth = ResourceServer::new(resource, verifier)
-        .unwrap()
-        .authorization_server(&as_.issuer)
-        .scopes_supported(["mcp:tools", "mcp:admin"])
-        .require_scope("mcp:tools")
-        .require_scope_for_tool("admin", "mcp:admin");
-    tokio::spawn(ferry::http::serve(
-        mcp_server(),
-        listener,
-        HttpConfig::default().auth(auth),
-    ));
-    url
-}
 
 async fn setup(behaviour: Behaviour) -> (AuthorizationServer, String) {
     let as_ = AuthorizationServer::start(behaviour).await;
