@@ -191,7 +191,9 @@ fn readable_id(raw: Option<&RawValue>) -> Option<RequestId> {
 
 /// A JSON string whose escapes do not decode to Unicode (a lone surrogate).
 fn not_unicode(raw: &RawValue) -> bool {
+    // Valid UTF-8 without an escape is valid Unicode.
     raw.get().starts_with('"')
+        && raw.get().contains('\\')
         && serde_json::from_str::<Cow<'_, str>>(raw.get())
             .is_err_and(|e| e.classify() == serde_json::error::Category::Syntax)
 }
@@ -254,7 +256,7 @@ fn classify_one(text: &str) -> Result<Message, Rejected> {
         return invalid("missing \"method\"");
     };
     let method = match serde_json::from_str::<Cow<'_, str>>(method_raw.get()) {
-        Ok(m) => m.into_owned(),
+        Ok(m) => method_name(m),
         Err(_) => return invalid("\"method\" must be a string"),
     };
     if env.result.is_some() || env.error.is_some() {
@@ -268,7 +270,7 @@ fn classify_one(text: &str) -> Result<Message, Rejected> {
     match env.id {
         None => Ok(Message::Notification(Notification {
             jsonrpc: JsonRpcVersion,
-            method: Cow::Owned(method),
+            method,
             params,
         })),
         Some(raw) if is_null(raw) => invalid("a request id must not be null"),
@@ -276,11 +278,24 @@ fn classify_one(text: &str) -> Result<Message, Rejected> {
             Some(id) => Ok(Message::Request(Request {
                 jsonrpc: JsonRpcVersion,
                 id,
-                method: Cow::Owned(method),
+                method,
                 params,
             })),
             None => invalid("a request id must be a string or an integer that fits in 64 bits"),
         },
+    }
+}
+
+/// The method name, without an allocation for the methods of every call.
+fn method_name(method: Cow<'_, str>) -> Cow<'static, str> {
+    match &*method {
+        "tools/call" => Cow::Borrowed("tools/call"),
+        "notifications/progress" => Cow::Borrowed("notifications/progress"),
+        "notifications/cancelled" => Cow::Borrowed("notifications/cancelled"),
+        "resources/read" => Cow::Borrowed("resources/read"),
+        "prompts/get" => Cow::Borrowed("prompts/get"),
+        "ping" => Cow::Borrowed("ping"),
+        _ => Cow::Owned(method.into_owned()),
     }
 }
 
