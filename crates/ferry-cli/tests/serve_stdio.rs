@@ -179,3 +179,67 @@ fn batches_only_in_2025_03_26() {
         "batches refused after 2025-03-26"
     );
 }
+
+/// `tools/call` arguments are parsed straight into the tool's type; where that parse could
+/// answer differently from parsing a map first, the answer is still the map's.
+#[test]
+fn tool_arguments_parsed_once_answer_as_a_map_would() {
+    let call = |id: i64, arguments: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{arguments}}}}}"#
+        )
+    };
+    let deep = format!(
+        r#"{{"text":"x","deep":{}{}}}"#,
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    let lines = [
+        call(10, r#"{"text":"a","text":"b"}"#),
+        call(11, r#"{"text":7}"#),
+        call(12, &deep),
+        call(13, r#"{"text":"x","junk":"\ud800"}"#),
+        call(14, r#""text""#),
+        call(15, "null"),
+        call(16, r#"{"text":"caf\u00e9 \"q\""}"#),
+        call(17, r#"{"text":"plain","other":[1,{"k":null}]}"#),
+        call(18, r#"{"text":"x","n":1e999}"#),
+    ];
+    let raw: Vec<&[u8]> = lines.iter().map(|l| l.as_bytes()).collect();
+    let (replies, _, ok) = run(
+        &[
+            init(1, "2025-06-18"),
+            json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+        ],
+        &raw,
+    );
+    assert!(ok, "exits 0 on EOF");
+    let by = |id: i64| reply(&replies, json!(id));
+    assert_eq!(
+        by(10)["result"]["content"][0]["text"],
+        "b",
+        "a repeated key: the last one, as in a map"
+    );
+    let message = |id: i64| {
+        assert_eq!(by(id)["error"]["code"], -32602, "{:#?}", by(id));
+        by(id)["error"]["message"]
+            .as_str()
+            .expect("message")
+            .to_owned()
+    };
+    assert_eq!(
+        message(11),
+        "Invalid params: invalid argument `text`: invalid type: integer `7`, expected a string",
+        "the argument's path, no line or column"
+    );
+    assert!(message(12).contains("recursion limit"), "{}", message(12));
+    assert!(message(13).contains("hex escape"), "{}", message(13));
+    assert!(message(14).contains("expected a map"), "{}", message(14));
+    assert_eq!(
+        message(15),
+        "Invalid params: invalid arguments: missing field `text`"
+    );
+    assert_eq!(by(16)["result"]["content"][0]["text"], "café \"q\"");
+    assert_eq!(by(17)["result"]["content"][0]["text"], "plain");
+    assert!(message(18).contains("out of range"), "{}", message(18));
+}

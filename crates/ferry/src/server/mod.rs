@@ -37,6 +37,7 @@
 //! ```
 
 mod builder;
+mod call_params;
 mod completion;
 mod context;
 mod extract;

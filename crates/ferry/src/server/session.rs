@@ -20,7 +20,7 @@ use super::mrtr;
 use super::registry::Change;
 use super::reply::{Call, reply};
 use super::tasks::{self, Tasks};
-use super::{completion, listen, prompts, resources, tools};
+use super::{call_params, completion, listen, prompts, resources, tools};
 use crate::engine::{
     Engine, EngineHandle, Handler, HandlerResult, Peer, RequestContext, Transport,
 };
@@ -435,7 +435,14 @@ impl Session {
         cx: RequestContext,
     ) -> Result<Routed<'_, impl Future<Output = HandlerResult> + Send + '_>, ErrorObject> {
         self.server.inner.counters.request();
-        let parsed = ClientRequest::parse(&request.method, request.params.as_deref())?;
+        // `tools/call` parsed once, its arguments left raw for the tool's own type.
+        let (parsed, raw_arguments) = match call_params::fast(&request) {
+            Some((params, raw)) => (ClientRequest::CallTool(params), raw),
+            None => (
+                ClientRequest::parse(&request.method, request.params.as_deref())?,
+                None,
+            ),
+        };
         if let ClientRequest::Initialize(params) = &parsed {
             return Ok(Routed::Answered(self.initialize(params)));
         }
@@ -446,18 +453,23 @@ impl Session {
             ClientRequest::Discover(_) => self.discover(&call),
             ClientRequest::ListTools(p) => tools::list(server, &call, p.cursor.as_deref()),
             ClientRequest::CallTool(mut params) => {
+                let arguments = match raw_arguments {
+                    Some(raw) => tools::Arguments::Raw(raw),
+                    None => tools::Arguments::Object(params.arguments.take()),
+                };
                 let rounds = self.rounds(
                     &call,
                     "tools/call",
-                    || {
-                        let arguments = params.arguments.clone().unwrap_or_default();
-                        vec![params.name.clone().into(), arguments.into()]
-                    },
+                    || vec![params.name.clone().into(), arguments.to_value()],
                     params.request_state.take(),
                     params.input_responses.take(),
                 )?;
                 let cx = self.context(&call, cx, "tools/call", rounds);
                 if let Some(task) = params.task.take().filter(|_| tasks::offered(server, &call)) {
+                    // Only the general path carries a task: its arguments are a map.
+                    if let tools::Arguments::Object(object) = arguments {
+                        params.arguments = object;
+                    }
                     return Ok(Routed::Answered(tasks::start(
                         server,
                         &call,
@@ -468,7 +480,9 @@ impl Session {
                     )));
                 }
                 tasks::refuse_if_required(server, &call, &params)?;
-                return Ok(Routed::Tool(tools::call(server, call, params, cx)?));
+                return Ok(Routed::Tool(tools::call(
+                    server, call, params, arguments, cx,
+                )?));
             }
             ClientRequest::ListResources(p) => resources::list(server, &call, p.cursor.as_deref()),
             ClientRequest::ListResourceTemplates(p) => {

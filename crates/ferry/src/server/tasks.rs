@@ -194,7 +194,7 @@ pub(crate) fn start(
     server: &Server,
     call: &Call,
     store: &Arc<TaskStore>,
-    params: CallToolRequestParams,
+    mut params: CallToolRequestParams,
     task: TaskMetadata,
     mut cx: Context,
 ) -> HandlerResult {
@@ -266,7 +266,8 @@ pub(crate) fn start(
     };
     let peer = cx.peer.clone();
     tokio::spawn(async move {
-        let outcome = match tools::call(&server_for_task, call_for_task, params, cx) {
+        let arguments = tools::Arguments::Object(params.arguments.take());
+        let outcome = match tools::call(&server_for_task, call_for_task, params, arguments, cx) {
             Err(error) => Some(Err(error)),
             Ok(running) => tokio::select! {
                 () = cancel.cancelled() => None,

@@ -13,6 +13,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::builder::Server;
+pub(crate) use super::call_params::Arguments;
 use super::context::Context;
 use super::extract::HandlerFn;
 use super::log_layer::{LogTarget, scoped};
@@ -24,8 +25,10 @@ use crate::engine::HandlerResult;
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
 /// A tool's behaviour behind its description: arguments in, result out.
+///
+/// The arguments are parsed when it is called, before the returned future is polled.
 pub(crate) type ToolFn =
-    Arc<dyn Fn(Option<JsonObject>, Context) -> BoxFuture<ToolOutcome> + Send + Sync>;
+    Arc<dyn Fn(Arguments<'_>, Context) -> BoxFuture<ToolOutcome> + Send + Sync>;
 
 /// What running a tool can come to.
 pub(crate) enum ToolOutcome {
@@ -145,16 +148,16 @@ where
         tool.output_schema = H::Output::output_schema();
     }
     let handler = Arc::new(handler);
-    let run: ToolFn = Arc::new(move |arguments, cx| {
+    let run: ToolFn = Arc::new(move |arguments: Arguments<'_>, cx| {
+        let args = arguments.parse::<H::Args>();
         let handler = Arc::clone(&handler);
         Box::pin(async move {
-            let arguments = serde_json::Value::Object(arguments.unwrap_or_default());
-            match serde_path_to_error::deserialize::<_, H::Args>(arguments) {
+            match args {
                 Ok(args) => match handler.call(args, cx).await {
                     Ok(output) => ToolOutcome::Result(Box::new(output.into_tool_result())),
                     Err(error) => ToolOutcome::Failed(error),
                 },
-                Err(e) => ToolOutcome::InvalidArguments(describe(&e)),
+                Err(message) => ToolOutcome::InvalidArguments(message),
             }
         })
     });
@@ -170,23 +173,15 @@ where
     R: IntoToolResult + 'static,
 {
     let f = Arc::new(f);
-    let run: ToolFn = Arc::new(move |arguments, cx| {
+    let run: ToolFn = Arc::new(move |arguments: Arguments<'_>, cx| {
         let f = Arc::clone(&f);
+        let arguments = arguments.into_object();
         Box::pin(async move {
-            let result = f(arguments.unwrap_or_default(), cx).await;
+            let result = f(arguments, cx).await;
             ToolOutcome::Result(Box::new(result.into_tool_result()))
         })
     });
     ToolEntry { tool, run }
-}
-
-fn describe(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
-    let path = e.path().to_string();
-    if path == "." {
-        format!("invalid arguments: {}", e.inner())
-    } else {
-        format!("invalid argument `{path}`: {}", e.inner())
-    }
 }
 
 /// How an argument error is reported in `version`: `-32602` up to 2025-06-18, an
@@ -224,12 +219,13 @@ pub(crate) fn list(server: &Server, call: &Call, cursor: Option<&str>) -> Handle
 ///
 /// The lookup is done at once and the returned future holds only what the running tool
 /// needs (it lives in every in-flight request's task, and is moved with it).
-pub(crate) fn call(
-    server: &Server,
+pub(crate) fn call<'s>(
+    server: &'s Server,
     call: Call,
     params: CallToolRequestParams,
+    arguments: Arguments<'_>,
     cx: Context,
-) -> Result<impl Future<Output = HandlerResult> + Send + '_, ErrorObject> {
+) -> Result<impl Future<Output = HandlerResult> + Send + use<'s>, ErrorObject> {
     // Only the handler is needed: cloning the whole entry would deep-copy the tool's
     // description and schemas on every call.
     let run = server
@@ -243,7 +239,7 @@ pub(crate) fn call(
         )));
     };
     let rounds = cx.rounds.clone();
-    let running = scoped(LogTarget::of(&cx), run(params.arguments, cx));
+    let running = scoped(LogTarget::of(&cx), run(arguments, cx));
     Ok(async move {
         let outcome = match drive(server, &call, rounds.as_ref(), running).await {
             Ok(outcome) => outcome,

@@ -1,0 +1,182 @@
+//! `tools/call` params parsed once: the tool's `arguments` stay raw JSON text and are
+//! parsed straight into the tool's argument type, without a `serde_json::Map` in between.
+//!
+//! The general path (`ClientRequest::parse`, arguments as a map) stays the reference: the
+//! fast path is taken only where it cannot answer differently, and any failure on it goes
+//! back to the general path, which produces the error messages.
+
+use ferry_protocol::jsonrpc::Request;
+use ferry_protocol::types::{
+    CallToolRequestParams, InputResponses, JsonObject, RequestMeta, TaskMetadata,
+};
+use serde::Deserialize;
+use serde::de::{DeserializeOwned, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+
+/// The arguments of a `tools/call`, as they arrived.
+pub(crate) enum Arguments<'a> {
+    /// The raw text of a JSON object that parses into a map (see `fast`).
+    Raw(&'a RawValue),
+    /// A parsed map (the general path), or none.
+    Object(Option<JsonObject>),
+}
+
+impl Arguments<'_> {
+    /// The arguments as a map (empty when there are none).
+    pub(crate) fn into_object(self) -> JsonObject {
+        match self {
+            // A `Raw` is a valid object that the map parser accepts (see `fast`).
+            Arguments::Raw(raw) => serde_json::from_str(raw.get()).unwrap_or_default(),
+            Arguments::Object(object) => object.unwrap_or_default(),
+        }
+    }
+
+    /// The arguments as a JSON value (an empty object when there are none).
+    pub(crate) fn to_value(&self) -> serde_json::Value {
+        match self {
+            Arguments::Raw(raw) => serde_json::from_str(raw.get()).unwrap_or_default(),
+            Arguments::Object(object) => {
+                serde_json::Value::Object(object.clone().unwrap_or_default())
+            }
+        }
+    }
+
+    /// The tool's typed arguments, or the message naming what did not fit.
+    ///
+    /// Raw text is parsed directly; if that fails, the map path runs to produce the error
+    /// (with the argument's path, as before), or the value if the map path accepts it
+    /// (a key given twice: the map keeps the last, as it always did).
+    pub(crate) fn parse<T: DeserializeOwned>(self) -> Result<T, String> {
+        if let Arguments::Raw(raw) = &self
+            && let Ok(args) = serde_json::from_str(raw.get())
+        {
+            return Ok(args);
+        }
+        let arguments = serde_json::Value::Object(self.into_object());
+        serde_path_to_error::deserialize::<_, T>(arguments).map_err(|e| describe(&e))
+    }
+}
+
+fn describe(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
+    let path = e.path().to_string();
+    if path == "." {
+        format!("invalid arguments: {}", e.inner())
+    } else {
+        format!("invalid argument `{path}`: {}", e.inner())
+    }
+}
+
+/// `tools/call` params with the arguments kept raw; fields as in [`CallToolRequestParams`].
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Wire<'a> {
+    name: String,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+    #[serde(default)]
+    task: Option<TaskMetadata>,
+    #[serde(default)]
+    input_responses: Option<InputResponses>,
+    #[serde(default)]
+    request_state: Option<String>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<RequestMeta>,
+}
+
+/// Not more opening brackets than this cannot reach serde_json's nesting limit (128), which
+/// the general path applies to the arguments and a skipped raw value does not.
+const SHALLOW: usize = 100;
+
+/// Whether `text` is shallow enough that no nesting limit applies.
+fn shallow(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    // Nesting takes two bytes a level: short text cannot be deep.
+    bytes.len() < 2 * SHALLOW
+        || memchr::memchr2_iter(b'{', b'[', bytes)
+            .nth(SHALLOW)
+            .is_none()
+}
+
+/// Any JSON value, parsed (not skimmed) and dropped: numbers out of range and strings with
+/// lone surrogates fail as they do when parsed into a map; a member the tool's type ignores
+/// would only be skimmed by the direct parse.
+struct Valid;
+
+impl<'de> Deserialize<'de> for Valid {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(Valid)
+    }
+}
+
+impl<'de> Visitor<'de> for Valid {
+    type Value = Valid;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Valid, E> {
+        Ok(Valid)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Valid, E> {
+        Ok(Valid)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Valid, E> {
+        Ok(Valid)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Valid, E> {
+        Ok(Valid)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Valid, E> {
+        Ok(Valid)
+    }
+
+    fn visit_unit<E>(self) -> Result<Valid, E> {
+        Ok(Valid)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Valid, A::Error> {
+        while seq.next_element::<Valid>()?.is_some() {}
+        Ok(Valid)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Valid, A::Error> {
+        while map.next_key::<Valid>()?.is_some() {
+            map.next_value::<Valid>()?;
+        }
+        Ok(Valid)
+    }
+}
+
+/// The params of a `tools/call` request with its arguments raw, when the general parse
+/// would accept them and the call is not run as a task; `None` means: take the general path.
+pub(crate) fn fast(request: &Request) -> Option<(CallToolRequestParams, Option<&RawValue>)> {
+    if request.method != "tools/call" {
+        return None;
+    }
+    let text = request.params.as_deref()?.get();
+    if !shallow(text) {
+        return None;
+    }
+    let wire: Wire<'_> = serde_json::from_str(text).ok()?;
+    if wire.task.is_some()
+        || wire.arguments.is_some_and(|a| {
+            !a.get().starts_with('{') || serde_json::from_str::<Valid>(a.get()).is_err()
+        })
+    {
+        return None;
+    }
+    let params = CallToolRequestParams {
+        name: wire.name,
+        arguments: None,
+        task: None,
+        input_responses: wire.input_responses,
+        request_state: wire.request_state,
+        meta: wire.meta,
+    };
+    Some((params, wire.arguments))
+}
