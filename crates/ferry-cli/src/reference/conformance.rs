@@ -12,7 +12,7 @@
 //! library does for every server, plus the `logging` capability and a resource to
 //! subscribe to.
 //!
-//! `crates/ferry-cli/tests/conformance_fixture.rs` replays every scenario over stdio.
+//! `crates/ferry-cli/tests/conformance_fixture/` replays every scenario over stdio.
 
 mod forms;
 mod prompts;
