@@ -236,6 +236,11 @@ fn exit_code_2_for_usage_errors() {
         &["complete", "language=ru"],
         &["complete", "--prompt", "code_review", "=ru"],
         &["no_such_command"],
+        // Authorization options apply to --url only; without it they are a usage error.
+        &["tools", "--scope", "mcp:tools"],
+        &["tools", "--no-auth"],
+        &["ping", "--client-id", "c", "--", "ferry", "serve"],
+        &["ping", "--header", "A: b", "--", "ferry", "serve"],
     ] {
         let run = ferry(args);
         assert_eq!(run.code, Some(2), "{args:?}: {}", run.stderr);

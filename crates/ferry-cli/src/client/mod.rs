@@ -98,7 +98,7 @@ pub(crate) struct Common {
     url: Option<String>,
     /// Send this header with every HTTP request, e.g. 'Authorization: Bearer x'
     /// (repeatable; with --url).
-    #[arg(long = "header", value_name = "NAME: VALUE", requires = "url", value_parser = args::header)]
+    #[arg(long = "header", value_name = "NAME: VALUE", requires = "url", conflicts_with = "server", value_parser = args::header)]
     headers: Vec<(String, String)>,
     /// The server: `-- command args...` runs it as a child on stdio (default: the reference
     /// server, in-process).

@@ -24,25 +24,37 @@ const REFRESH_MARGIN: Duration = Duration::from_secs(5);
 #[command(next_help_heading = "Authorization (with --url)")]
 pub(crate) struct AuthArgs {
     /// Never authorize: send no token (a server that wants one refuses the command).
-    #[arg(long)]
+    #[arg(long, requires = "url", conflicts_with = "server")]
     no_auth: bool,
     /// Use this pre-registered OAuth client instead of registering one dynamically.
-    #[arg(long, value_name = "ID", conflicts_with = "no_auth")]
+    #[arg(
+        long,
+        value_name = "ID",
+        requires = "url",
+        conflicts_with = "server",
+        conflicts_with = "no_auth"
+    )]
     client_id: Option<String>,
     /// The pre-registered client's secret (default: $FERRY_CLIENT_SECRET, if set).
     #[arg(long, value_name = "SECRET", requires = "client_id")]
     client_secret: Option<String>,
     /// Identify this client by the URL of its Client ID Metadata Document (used with
     /// authorization servers that support them).
-    #[arg(long, value_name = "URL", conflicts_with_all = ["no_auth", "client_id"])]
+    #[arg(long, value_name = "URL", requires = "url", conflicts_with = "server", conflicts_with_all = ["no_auth", "client_id"])]
     client_metadata_url: Option<String>,
     /// Ask for this scope instead of what the server suggests (repeatable, or several
     /// separated by spaces).
-    #[arg(long = "scope", value_name = "SCOPE", conflicts_with = "no_auth")]
+    #[arg(
+        long = "scope",
+        value_name = "SCOPE",
+        requires = "url",
+        conflicts_with = "server",
+        conflicts_with = "no_auth"
+    )]
     scopes: Vec<String>,
     /// Keep tokens in this directory (default: $XDG_CONFIG_HOME/ferry/tokens, else
     /// ~/.config/ferry/tokens; files private to the user).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", requires = "url", conflicts_with = "server")]
     token_store: Option<PathBuf>,
     /// Machine to machine: the client-credentials grant of the client given with
     /// --client-id and --client-secret; no person, no browser.
@@ -50,13 +62,13 @@ pub(crate) struct AuthArgs {
     client_credentials: bool,
     /// Receive the authorization redirect on this port of 127.0.0.1 (default: any free
     /// one), for an authorization server that only accepts a registered port.
-    #[arg(long, value_name = "PORT", conflicts_with_all = ["no_auth", "client_credentials"])]
+    #[arg(long, value_name = "PORT", requires = "url", conflicts_with = "server", conflicts_with_all = ["no_auth", "client_credentials"])]
     redirect_port: Option<u16>,
     /// Do not try to open a browser: only print the authorization URL.
-    #[arg(long)]
+    #[arg(long, requires = "url", conflicts_with = "server")]
     no_browser: bool,
     /// How long to wait for the authorization in the browser, in seconds (default 300).
-    #[arg(long, value_name = "SECONDS", value_parser = super::seconds)]
+    #[arg(long, value_name = "SECONDS", requires = "url", conflicts_with = "server", value_parser = super::seconds)]
     auth_timeout: Option<Duration>,
 }
 
