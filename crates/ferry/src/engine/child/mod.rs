@@ -20,14 +20,15 @@
 //! must be set in the child between `fork` and `exec`, which only `pre_exec`, an `unsafe`
 //! API, allows; this workspace forbids `unsafe` code.
 
-use std::ffi::{OsStr, OsString};
+mod command;
+mod shutdown;
+mod stderr;
+mod until_exit;
+
 use std::future::Future;
 use std::io;
-use std::path::{Path, PathBuf};
-use std::pin::Pin;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 // SIGTERM needs the `nix` crate (feature `signal` only, safe API): tokio's
@@ -36,245 +37,25 @@ use std::time::Duration;
 // could not be told apart from a failure to signal.
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::{Pid, getpgid};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader, ReadBuf};
-use tokio::process::{Child, ChildStderr};
+
+use tokio::process::Child;
 use tokio::sync::{mpsc, watch};
-use tokio::time::{Instant, Sleep};
-use tokio_util::sync::{CancellationToken, DropGuard, WaitForCancellationFutureOwned};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 use super::transport::{Transport, Writer};
+
+use stderr::forward_stderr;
+use until_exit::UntilExit;
+
+pub use command::{ChildCommand, StderrMode};
+pub use shutdown::{ShutdownOutcome, ShutdownStage, ShutdownTimeouts};
 
 /// The `tracing` target of everything this module logs, the child's stderr lines included.
 const TARGET: &str = "ferry::child";
 
 /// How long after the child exits its stdout and stderr are still read while they have data.
 const LINGER: Duration = Duration::from_millis(100);
-
-/// Longest stderr line logged as one event; longer lines are logged in pieces.
-const MAX_STDERR_LINE: u64 = 16 * 1024;
-
-/// Where the child's stderr goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum StderrMode {
-    /// Each line becomes a `tracing` event of target `ferry::child` at this level, with the
-    /// fields `program` and `pid`; invalid UTF-8 is replaced. Never written to our stdout.
-    Log(tracing::Level),
-    /// The child writes to this process's stderr directly.
-    Inherit,
-    /// Discarded (`/dev/null`).
-    Discard,
-}
-
-impl Default for StderrMode {
-    /// [`StderrMode::Log`] at `INFO`.
-    fn default() -> Self {
-        StderrMode::Log(tracing::Level::INFO)
-    }
-}
-
-/// What to run: program, arguments, environment, working directory.
-///
-/// Defaults: no arguments; the environment of this process, unchanged; its working
-/// directory; stderr logged at `INFO` ([`StderrMode::default`]); the child in a process group
-/// of its own ([`ChildCommand::own_process_group`]).
-#[derive(Clone, Debug)]
-pub struct ChildCommand {
-    program: OsString,
-    args: Vec<OsString>,
-    env_clear: bool,
-    env: Vec<(OsString, Option<OsString>)>,
-    cwd: Option<PathBuf>,
-    stderr: StderrMode,
-    own_process_group: bool,
-}
-
-impl ChildCommand {
-    /// Run `program`, looked up in `PATH` unless it contains a `/`.
-    pub fn new(program: impl AsRef<OsStr>) -> Self {
-        ChildCommand {
-            program: program.as_ref().to_owned(),
-            args: Vec::new(),
-            env_clear: false,
-            env: Vec::new(),
-            cwd: None,
-            stderr: StderrMode::default(),
-            own_process_group: true,
-        }
-    }
-
-    /// Add an argument.
-    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
-        self.args.push(arg.as_ref().to_owned());
-        self
-    }
-
-    /// Add arguments.
-    pub fn args<I, S>(mut self, args: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: AsRef<OsStr>,
-    {
-        self.args
-            .extend(args.into_iter().map(|a| a.as_ref().to_owned()));
-        self
-    }
-
-    /// Set an environment variable of the child (later calls for the same key win).
-    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
-        self.env
-            .push((key.as_ref().to_owned(), Some(value.as_ref().to_owned())));
-        self
-    }
-
-    /// Set environment variables of the child.
-    pub fn envs<I, K, V>(mut self, vars: I) -> Self
-    where
-        I: IntoIterator<Item = (K, V)>,
-        K: AsRef<OsStr>,
-        V: AsRef<OsStr>,
-    {
-        for (key, value) in vars {
-            self = self.env(key, value);
-        }
-        self
-    }
-
-    /// Remove an environment variable from the child's environment.
-    pub fn env_remove(mut self, key: impl AsRef<OsStr>) -> Self {
-        self.env.push((key.as_ref().to_owned(), None));
-        self
-    }
-
-    /// Start the child with an empty environment (and forget earlier [`env`](Self::env) and
-    /// [`env_remove`](Self::env_remove) calls); later `env` calls add to it. Note that
-    /// without `PATH` a program name without `/` is looked up in a default path.
-    pub fn env_clear(mut self) -> Self {
-        self.env_clear = true;
-        self.env.clear();
-        self
-    }
-
-    /// The child's working directory. Default: this process's. A relative `program` is
-    /// resolved against it.
-    pub fn current_dir(mut self, dir: impl AsRef<Path>) -> Self {
-        self.cwd = Some(dir.as_ref().to_owned());
-        self
-    }
-
-    /// Where the child's stderr goes. Default: [`StderrMode::Log`] at `INFO`.
-    pub fn stderr(mut self, mode: StderrMode) -> Self {
-        self.stderr = mode;
-        self
-    }
-
-    /// Whether the child gets a process group of its own (`setpgid(0, 0)`, done by the
-    /// standard library without `unsafe`). Default: yes.
-    ///
-    /// In its own group the child does not receive the terminal's `SIGINT` when the user
-    /// presses Ctrl-C, so its owner decides how it ends, and the shutdown signals (`SIGTERM`,
-    /// `SIGKILL`, also on drop) go to the whole group, so helpers the server started (an
-    /// `npx` or shell wrapper's children) end with it. Signals go to the group only while the
-    /// child itself has not been reaped (its pid cannot have been reused).
-    pub fn own_process_group(mut self, yes: bool) -> Self {
-        self.own_process_group = yes;
-        self
-    }
-
-    /// The program.
-    pub fn program(&self) -> &OsStr {
-        &self.program
-    }
-
-    fn to_tokio(&self) -> tokio::process::Command {
-        let mut command = tokio::process::Command::new(&self.program);
-        command.args(&self.args);
-        if self.env_clear {
-            command.env_clear();
-        }
-        for (key, value) in &self.env {
-            match value {
-                Some(value) => command.env(key, value),
-                None => command.env_remove(key),
-            };
-        }
-        if let Some(dir) = &self.cwd {
-            command.current_dir(dir);
-        }
-        command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(match self.stderr {
-                StderrMode::Log(_) => Stdio::piped(),
-                StderrMode::Inherit => Stdio::inherit(),
-                StderrMode::Discard => Stdio::null(),
-            })
-            .kill_on_drop(true);
-        if self.own_process_group {
-            command.process_group(0);
-        }
-        command
-    }
-}
-
-/// How long each step of [`ChildProcess::shutdown`] waits for the child to exit.
-///
-/// Defaults: 2 s after closing stdin, 2 s after `SIGTERM`, 2 s after `SIGKILL`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ShutdownTimeouts {
-    /// After stdin is closed (flushing what the engine queued counts against it), before
-    /// `SIGTERM`. Default: 2 s.
-    pub after_stdin_close: Duration,
-    /// After `SIGTERM`, before `SIGKILL`. Default: 2 s.
-    pub after_sigterm: Duration,
-    /// After `SIGKILL`, before [`ChildProcess::shutdown`] gives up with
-    /// [`io::ErrorKind::TimedOut`] (a process stuck in the kernel). Default: 2 s.
-    pub after_sigkill: Duration,
-}
-
-impl Default for ShutdownTimeouts {
-    fn default() -> Self {
-        ShutdownTimeouts {
-            after_stdin_close: Duration::from_secs(2),
-            after_sigterm: Duration::from_secs(2),
-            after_sigkill: Duration::from_secs(2),
-        }
-    }
-}
-
-impl ShutdownTimeouts {
-    /// The same timeout for every step.
-    pub fn all(timeout: Duration) -> Self {
-        ShutdownTimeouts {
-            after_stdin_close: timeout,
-            after_sigterm: timeout,
-            after_sigkill: timeout,
-        }
-    }
-}
-
-/// The step of [`ChildProcess::shutdown`] at which the child exited.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ShutdownStage {
-    /// It had exited before the shutdown began (a crash, or it closed the connection).
-    AlreadyExited,
-    /// It exited after its stdin was closed: the graceful path.
-    StdinClosed,
-    /// It exited after `SIGTERM`.
-    Terminated,
-    /// It exited after `SIGKILL`.
-    Killed,
-}
-
-/// How a [`ChildProcess::shutdown`] ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ShutdownOutcome {
-    /// The child's exit status.
-    pub status: ExitStatus,
-    /// The step at which it exited.
-    pub stage: ShutdownStage,
-}
 
 type Exit = Result<ExitStatus, Arc<io::Error>>;
 
@@ -306,9 +87,12 @@ impl ChildProcess {
         max_frame_bytes: usize,
         queue: usize,
     ) -> io::Result<(Transport, ChildProcess)> {
-        let program: Arc<str> = command.program.to_string_lossy().into();
+        let program: Arc<str> = command.program().to_string_lossy().into();
         let mut child = command.to_tokio().spawn().map_err(|e| {
-            io::Error::new(e.kind(), format!("cannot start {:?}: {e}", command.program))
+            io::Error::new(
+                e.kind(),
+                format!("cannot start {:?}: {e}", command.program()),
+            )
         })?;
         let pid = child.id().unwrap_or_default();
         let (stdin, stdout) = match (child.stdin.take(), child.stdout.take()) {
@@ -516,100 +300,5 @@ fn deliver(child: &Child, group: bool, signal: Signal) {
     let reached = group_sent && getpgid(Some(pid)).is_ok_and(|pgid| pgid == pid);
     if !reached && let Err(e) = kill(pid, signal) {
         tracing::debug!(target: TARGET, %pid, "cannot send {signal}: {e}");
-    }
-}
-
-/// Forward the child's stderr to `tracing`, line by line.
-async fn forward_stderr(
-    stderr: UntilExit<ChildStderr>,
-    program: Arc<str>,
-    pid: u32,
-    level: tracing::Level,
-) {
-    let mut reader = BufReader::new(stderr);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        match (&mut reader)
-            .take(MAX_STDERR_LINE)
-            .read_until(b'\n', &mut line)
-            .await
-        {
-            Ok(0) => break,
-            Ok(_) => {
-                let text = String::from_utf8_lossy(&line);
-                let text = text.trim_end_matches(['\n', '\r']);
-                log_line(level, &program, pid, text);
-            }
-            Err(e) => {
-                tracing::debug!(target: TARGET, program = %program, pid, "reading stderr failed: {e}");
-                break;
-            }
-        }
-    }
-}
-
-fn log_line(level: tracing::Level, program: &str, pid: u32, line: &str) {
-    use tracing::Level;
-    match level {
-        Level::ERROR => tracing::error!(target: TARGET, program, pid, "{line}"),
-        Level::WARN => tracing::warn!(target: TARGET, program, pid, "{line}"),
-        Level::INFO => tracing::info!(target: TARGET, program, pid, "{line}"),
-        Level::DEBUG => tracing::debug!(target: TARGET, program, pid, "{line}"),
-        _ => tracing::trace!(target: TARGET, program, pid, "{line}"),
-    }
-}
-
-/// A pipe from the child that reaches end of file when the child closes it, or once the
-/// child has exited and the pipe has nothing more to read for [`LINGER`] after the exit
-/// (a grandchild may hold the pipe open forever).
-struct UntilExit<R> {
-    inner: R,
-    exited: Pin<Box<WaitForCancellationFutureOwned>>,
-    linger: Option<Pin<Box<Sleep>>>,
-    done: bool,
-    /// Cancels a token when the pipe is dropped (the transport's reader has finished).
-    on_drop: Option<DropGuard>,
-}
-
-impl<R> UntilExit<R> {
-    fn new(inner: R, exited: &CancellationToken) -> Self {
-        UntilExit {
-            inner,
-            exited: Box::pin(exited.clone().cancelled_owned()),
-            linger: None,
-            done: false,
-            on_drop: None,
-        }
-    }
-}
-
-impl<R: AsyncRead + Unpin> AsyncRead for UntilExit<R> {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        if this.done {
-            return Poll::Ready(Ok(()));
-        }
-        if let Poll::Ready(read) = Pin::new(&mut this.inner).poll_read(cx, buf) {
-            return Poll::Ready(read);
-        }
-        // Nothing to read for now.
-        if this.linger.is_none() {
-            if this.exited.as_mut().poll(cx).is_pending() {
-                return Poll::Pending;
-            }
-            this.linger = Some(Box::pin(tokio::time::sleep(LINGER)));
-        }
-        match this.linger.as_mut().map(|linger| linger.as_mut().poll(cx)) {
-            Some(Poll::Ready(())) => {
-                this.done = true;
-                Poll::Ready(Ok(()))
-            }
-            _ => Poll::Pending,
-        }
     }
 }
