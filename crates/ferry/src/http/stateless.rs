@@ -88,6 +88,11 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
         Ok(bytes) => bytes,
         Err(response) => return response,
     };
+    // The usual session-era POST is read from its classification alone.
+    if let Some(posted) = super::session::Posted::classified(&parts.headers, &bytes) {
+        let data = RequestData::of(&parts.extensions);
+        return super::session::post(&shared, &parts.headers, data, bytes, posted).await;
+    }
     let message: Value = match serde_json::from_slice(&bytes) {
         Ok(value) => value,
         Err(e) => {
@@ -96,7 +101,8 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
     };
     if super::session::claims(&parts.headers, &message) {
         let data = RequestData::of(&parts.extensions);
-        return super::session::post(&shared, &parts.headers, data, bytes, message).await;
+        let posted = super::session::Posted::from_value(&message, &bytes);
+        return super::session::post(&shared, &parts.headers, data, bytes, posted).await;
     }
     let Value::Object(object) = &message else {
         return error_response(

@@ -75,20 +75,19 @@ mod checks;
 mod delete;
 mod get_stream;
 mod post;
+mod posted;
 mod registry;
 mod router;
 mod state;
 
 use axum::http::HeaderMap;
 use ferry_protocol::types::keys;
-use ferry_protocol::{Era, ProtocolVersion};
 use serde_json::Value;
-
-use super::headers;
 
 pub(crate) use delete::delete;
 pub(crate) use get_stream::get;
 pub(crate) use post::post;
+pub(crate) use posted::Posted;
 pub(crate) use registry::{Sessions, make_room, new_session_id};
 
 /// `MCP-Session-Id`.
@@ -115,12 +114,7 @@ pub(crate) fn claims(headers: &HeaderMap, message: &Value) -> bool {
         .and_then(|p| p.get("_meta"))
         .and_then(|m| m.get(keys::PROTOCOL_VERSION))
         .is_some();
-    let stateless_header = headers
-        .get(headers::PROTOCOL_VERSION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<ProtocolVersion>().ok())
-        .is_some_and(|v| v.era() == Era::Stateless);
-    if method == "server/discover" || stateless_meta || stateless_header {
+    if method == "server/discover" || stateless_meta || posted::stateless_header(headers) {
         return false;
     }
     object.contains_key("id") || headers.contains_key(SESSION_ID)

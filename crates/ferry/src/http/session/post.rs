@@ -8,16 +8,16 @@ use std::time::{Duration, Instant};
 use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use ferry_protocol::jsonrpc::{self, ErrorObject, Inbound};
+use ferry_protocol::jsonrpc::ErrorObject;
 use ferry_protocol::{Feature, ProtocolVersion, RequestId};
 use serde::Deserialize;
-use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::SESSION_ID;
 use super::answer::{answer, json};
 use super::checks::{bad_request, check_version, session_of, unknown_session};
+use super::posted::{Posted, Shape};
 use super::registry::{new_session_id, sweep};
 use super::router::{Delivery, run_router};
 use super::state::{Busy, Session};
@@ -26,25 +26,27 @@ use crate::http::Shared;
 use crate::http::owner::RequestData;
 use crate::http::stateless::error_response;
 
-/// A session-era POST (`claims` said so).
+/// A session-era POST (`claims` or [`Posted::classified`] said so).
 pub(crate) async fn post(
     shared: &Arc<Shared>,
     headers: &HeaderMap,
     data: RequestData,
     bytes: Bytes,
-    message: Value,
+    posted: Posted,
 ) -> Response {
-    if let Value::Object(object) = &message
-        && object.get("method").and_then(Value::as_str) == Some("initialize")
-    {
-        let id = object
-            .get("id")
-            .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
-        return match id {
-            Some(id) => initialize(shared, bytes, id, data).await,
-            None => bad_request("initialize must be a request with an id"),
-        };
-    }
+    let Posted {
+        shape,
+        ids,
+        tokens,
+        cancelled,
+        refused,
+    } = posted;
+    let (rejected, batch) = match shape {
+        Shape::Initialize(Some(id)) => return initialize(shared, bytes, id, data).await,
+        Shape::Initialize(None) => return bad_request("initialize must be a request with an id"),
+        Shape::Single(rejected) => (rejected, None),
+        Shape::Batch(entries) => (None, Some(entries)),
+    };
     let session = match session_of(shared, headers, data.owner.as_ref()) {
         Ok(session) => session,
         Err(response) => return response,
@@ -54,53 +56,24 @@ pub(crate) async fn post(
     }
     // A single message the server cannot accept (not a valid request, notification or
     // response) gets an HTTP error status with its JSON-RPC error, never a silent 202.
-    if !message.is_array()
-        && let Inbound::Rejected(rejected) = jsonrpc::classify(&bytes)
-    {
+    if let Some(rejected) = rejected {
         let response = rejected.response;
         return error_response(StatusCode::BAD_REQUEST, response.id, response.error);
     }
     let busy = Busy::new(&session);
-    let entries: Vec<&Value> = match &message {
-        Value::Array(entries) => {
-            if !session.version().has(Feature::Batches) {
-                return bad_request(format!(
-                    "JSON-RPC batches are accepted in 2025-03-26 sessions only (this one is {})",
-                    session.version()
-                ));
-            }
-            if entries.is_empty() {
-                return bad_request("an empty batch");
-            }
-            entries.iter().collect()
+    if let Some(entries) = batch {
+        if !session.version().has(Feature::Batches) {
+            return bad_request(format!(
+                "JSON-RPC batches are accepted in 2025-03-26 sessions only (this one is {})",
+                session.version()
+            ));
         }
-        other => vec![other],
-    };
-    let mut ids = Vec::new();
-    let mut tokens = Vec::new();
-    let mut cancelled = Vec::new();
-    for entry in entries {
-        let method = entry.get("method").and_then(Value::as_str);
-        if method == Some("initialize") {
-            return bad_request("initialize cannot be part of a batch");
+        if entries == 0 {
+            return bad_request("an empty batch");
         }
-        if method == Some("notifications/cancelled")
-            && let Some(id) = entry
-                .pointer("/params/requestId")
-                .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok())
-        {
-            cancelled.push(id);
-        }
-        let (Some(_), Some(id)) = (method, entry.get("id")) else {
-            continue;
-        };
-        match serde_json::from_value::<RequestId>(id.clone()) {
-            Ok(id) => ids.push(id),
-            Err(e) => return bad_request(format!("invalid request id: {e}")),
-        }
-        if let Some(token) = entry.pointer("/params/_meta/progressToken") {
-            tokens.push(token.to_string());
-        }
+    }
+    if let Some(refused) = refused {
+        return bad_request(refused);
     }
     if ids.is_empty() {
         if session
