@@ -221,6 +221,8 @@ pub(super) async fn initialize(
         return end(json(frame));
     };
     let _ = session.version.set(version);
+    // An idle session should hold no table sized for initialize's stream (~360 bytes).
+    session.routing().release_idle();
     let mut response = json(frame);
     if let Ok(value) = HeaderValue::from_str(&session.id) {
         response.headers_mut().insert(SESSION_ID, value);

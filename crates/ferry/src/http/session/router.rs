@@ -88,6 +88,17 @@ impl Routing {
         Some(removed)
     }
 
+    /// Free the tables' memory when nothing is in flight (after `initialize`: its stream
+    /// grew them, and an idle session would keep that capacity for as long as it lives).
+    pub(super) fn release_idle(&mut self) {
+        if self.requests.is_empty() {
+            self.requests.shrink_to_fit();
+        }
+        if self.streams.is_empty() {
+            self.streams.shrink_to_fit();
+        }
+    }
+
     pub(super) fn open_streams(&self) -> usize {
         self.streams.values().filter(|s| live(&s.live)).count()
             + usize::from(live(&self.standalone))
