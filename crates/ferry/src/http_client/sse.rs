@@ -77,10 +77,45 @@ struct Probe {
     method: Option<IgnoredAny>,
 }
 
+/// The id of `data` when it is a response (an id and no method).
+pub(crate) fn response_id(data: &[u8]) -> Option<RequestId> {
+    let probe = serde_json::from_slice::<Probe>(data).ok()?;
+    if probe.method.is_some() {
+        return None;
+    }
+    probe.id
+}
+
 /// Whether `data` is the response to `id`.
 pub(crate) fn answers(data: &[u8], id: &RequestId) -> bool {
-    serde_json::from_slice::<Probe>(data)
-        .is_ok_and(|p| p.method.is_none() && p.id.as_ref() == Some(id))
+    response_id(data).as_ref() == Some(id)
+}
+
+/// The next event of `events`, or how the stream ended (also when the connection closes).
+pub(crate) async fn next_event(
+    shared: &Shared,
+    events: &mut (impl Stream<Item = Result<Sse, sse_stream::Error>> + Unpin),
+) -> Result<Sse, End> {
+    tokio::select! {
+        event = events.next() => match event {
+            None => Err(End::Closed),
+            Some(Err(e)) => Err(End::Broken(e.to_string())),
+            Some(Ok(event)) => Ok(event),
+        },
+        () = shared.closed.cancelled() => Err(End::Broken("the connection is closing".into())),
+    }
+}
+
+/// The JSON-RPC message an event carries: the data of a `message` event (the default
+/// type), unless empty.
+pub(crate) fn message_data(event: Sse) -> Option<Vec<u8>> {
+    if event.event.as_deref().is_some_and(|e| e != "message") {
+        return None;
+    }
+    event
+        .data
+        .filter(|d| !d.trim().is_empty())
+        .map(String::into_bytes)
 }
 
 /// Read `response`'s events: deliver each message to the engine, except the response to
@@ -103,28 +138,19 @@ pub(crate) async fn read_events(
     cursor: &mut Cursor,
 ) -> End {
     loop {
-        let event = tokio::select! {
-            event = events.next() => event,
-            () = shared.closed.cancelled() => return End::Broken("the connection is closing".into()),
+        let mut event = match next_event(shared, &mut events).await {
+            Ok(event) => event,
+            Err(end) => return end,
         };
-        let event = match event {
-            None => return End::Closed,
-            Some(Err(e)) => return End::Broken(e.to_string()),
-            Some(Ok(event)) => event,
-        };
-        if let Some(id) = event.id.filter(|id| !id.is_empty()) {
+        if let Some(id) = event.id.take().filter(|id| !id.is_empty()) {
             cursor.last_id = Some(id);
         }
         if let Some(retry) = event.retry {
             cursor.retry = Duration::from_millis(retry);
         }
-        if event.event.as_deref().is_some_and(|e| e != "message") {
-            continue;
-        }
-        let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
+        let Some(data) = message_data(event) else {
             continue;
         };
-        let data = data.into_bytes();
         if awaited.is_some_and(|id| answers(&data, id)) {
             return End::Response(data);
         }

@@ -9,9 +9,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use ferry_protocol::RequestId;
-use futures_util::{Stream, StreamExt};
-use serde::Deserialize;
-use serde::de::IgnoredAny;
+use futures_util::Stream;
 use serde_json::Value;
 use sse_stream::Sse;
 
@@ -19,7 +17,7 @@ use super::Awaiting;
 use crate::http_client::outgoing::read_tools;
 use crate::http_client::restore::Restorable;
 use crate::http_client::shared::{Failure, Shared};
-use crate::http_client::sse::End;
+use crate::http_client::sse::{End, message_data, next_event, response_id};
 
 /// An open event stream (after its `endpoint` event).
 pub(crate) type Events = Pin<Box<dyn Stream<Item = Result<Sse, sse_stream::Error>> + Send>>;
@@ -72,22 +70,13 @@ async fn fail_all(shared: &Shared, why: &str) {
 /// response to that request of the transport's own arrives (returned, not delivered).
 pub(crate) async fn read(shared: &Shared, events: &mut Events, awaited: Option<&RequestId>) -> End {
     loop {
-        let event = tokio::select! {
-            event = events.next() => event,
-            () = shared.closed.cancelled() => return End::Broken("the connection is closing".into()),
+        let event = match next_event(shared, events).await {
+            Ok(event) => event,
+            Err(end) => return end,
         };
-        let event = match event {
-            None => return End::Closed,
-            Some(Err(e)) => return End::Broken(e.to_string()),
-            Some(Ok(event)) => event,
-        };
-        if event.event.as_deref().is_some_and(|e| e != "message") {
-            continue;
-        }
-        let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
+        let Some(data) = message_data(event) else {
             continue;
         };
-        let data = data.into_bytes();
         let Some(id) = response_id(&data) else {
             shared.deliver(data).await;
             continue;
@@ -101,21 +90,6 @@ pub(crate) async fn read(shared: &Shared, events: &mut Events, awaited: Option<&
         }
         shared.deliver(data).await;
     }
-}
-
-#[derive(Deserialize)]
-struct Probe {
-    id: Option<RequestId>,
-    method: Option<IgnoredAny>,
-}
-
-/// The id of `data` when it is a response.
-fn response_id(data: &[u8]) -> Option<RequestId> {
-    let probe = serde_json::from_slice::<Probe>(data).ok()?;
-    if probe.method.is_some() {
-        return None;
-    }
-    probe.id
 }
 
 /// Note what `answer` (a response to `request`) means for later sessions.
