@@ -25,12 +25,7 @@ impl Conform for Tool {
 impl Conform for CallToolRequestParams {
     fn conform(&mut self, v: ProtocolVersion) -> Result<(), NotInRevision> {
         tasks_only(&mut self.task, v);
-        keep_if!(
-            v.has(Feature::InputRequired),
-            self.input_responses,
-            self.request_state
-        );
-        self.input_responses.conform(v)?;
+        input_retry(&mut self.input_responses, &mut self.request_state, v)?;
         self.meta.conform(v)
     }
 }
@@ -112,12 +107,7 @@ impl Conform for PromptMessage {
 
 impl Conform for GetPromptRequestParams {
     fn conform(&mut self, v: ProtocolVersion) -> Result<(), NotInRevision> {
-        keep_if!(
-            v.has(Feature::InputRequired),
-            self.input_responses,
-            self.request_state
-        );
-        self.input_responses.conform(v)?;
+        input_retry(&mut self.input_responses, &mut self.request_state, v)?;
         self.meta.conform(v)
     }
 }
@@ -132,12 +122,7 @@ impl Conform for GetPromptResult {
 
 impl Conform for ReadResourceRequestParams {
     fn conform(&mut self, v: ProtocolVersion) -> Result<(), NotInRevision> {
-        keep_if!(
-            v.has(Feature::InputRequired),
-            self.input_responses,
-            self.request_state
-        );
-        self.input_responses.conform(v)?;
+        input_retry(&mut self.input_responses, &mut self.request_state, v)?;
         self.meta.conform(v)
     }
 }

@@ -157,6 +157,17 @@ fn tasks_only(task: &mut Option<TaskMetadata>, v: ProtocolVersion) {
     keep_if!(v.has(Feature::Tasks), *task);
 }
 
+/// A request a client may retry with answers to `input_required` (2026-07-28): its
+/// `inputResponses` and `requestState` exist only from that revision.
+fn input_retry(
+    responses: &mut Option<InputResponses>,
+    state: &mut Option<String>,
+    v: ProtocolVersion,
+) -> Result<(), NotInRevision> {
+    keep_if!(v.has(Feature::InputRequired), *responses, *state);
+    responses.conform(v)
+}
+
 /// Whether `_meta` may ride on a server-to-client request or its result: in the session era
 /// they are JSON-RPC messages; from 2026-07-28 they are input requests and input responses
 /// inside `input_required` round trips, and the schema gives most of them no `_meta`.
