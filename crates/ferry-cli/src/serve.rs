@@ -29,6 +29,10 @@ pub(crate) struct ServeArgs {
     /// browser `Origin`s other than loopback are still refused).
     #[arg(long, requires = "http")]
     public: bool,
+    /// Answer every session-era request with an SSE stream, even when the response is
+    /// the first thing to send (by default that response is one JSON object).
+    #[arg(long, requires = "http")]
+    sse_responses: bool,
     #[command(flatten)]
     auth: AuthArgs,
 }
@@ -84,6 +88,7 @@ pub(crate) async fn run(args: ServeArgs) -> ExitCode {
         sse_poll_after: args
             .conformance
             .then_some(reference::conformance::SSE_POLL_AFTER),
+        sse_responses: args.sse_responses,
         ..Default::default()
     };
     let endpoint = format!("http://{bound}{}", config.endpoint);

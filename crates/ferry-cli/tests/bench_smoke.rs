@@ -37,6 +37,7 @@ fn bench_run_smoke_measures_every_server() {
         ("python", "stdio"),
         ("floor-http", "http"),
         ("ferry-http", "http"),
+        ("ferry-http-json", "http"),
         ("rmcp-http", "http"),
         ("ts-http", "http"),
         ("python-http", "http"),

@@ -2,6 +2,9 @@
 //!
 //!     cargo run -p ferry --features http-server --example http_server -- 127.0.0.1:8080
 //!
+//! Add `--sse-responses` to answer every session-era request with an SSE stream (by
+//! default a response that is the first thing to send goes as one JSON object).
+//!
 //! Then, for example:
 //!
 //!     curl -s http://127.0.0.1:8080/mcp \
@@ -23,8 +26,11 @@ struct Echo {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> std::io::Result<()> {
-    let address = std::env::args()
-        .nth(1)
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let sse_responses = args.iter().any(|a| a == "--sse-responses");
+    let address = args
+        .into_iter()
+        .find(|a| !a.starts_with("--"))
         .unwrap_or_else(|| "127.0.0.1:8080".to_owned());
     let server = Server::builder("http-demo", "1.0.0")
         .tool(
@@ -35,5 +41,6 @@ async fn main() -> std::io::Result<()> {
         .build();
     let listener = tokio::net::TcpListener::bind(&address).await?;
     eprintln!("serving MCP on http://{}/mcp", listener.local_addr()?);
-    ferry::http::serve(server, listener, HttpConfig::default()).await
+    let config = HttpConfig::default().sse_responses(sse_responses);
+    ferry::http::serve(server, listener, config).await
 }

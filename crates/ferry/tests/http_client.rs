@@ -90,7 +90,16 @@ async fn stateless_era_json_and_sse() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn session_era_every_revision() {
-    let fixture = start(HttpConfig::default()).await;
+    session_era_on(HttpConfig::default()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_era_every_revision_answered_with_sse() {
+    session_era_on(HttpConfig::default().sse_responses(true)).await;
+}
+
+async fn session_era_on(config: HttpConfig) {
+    let fixture = start(config).await;
     for version in SESSION_VERSIONS {
         let (client, connection) =
             connect(&fixture.url, Some(version), HttpClientConfig::default()).await;

@@ -331,6 +331,59 @@ async fn json_and_sse_answers() {
 }
 
 #[tokio::test]
+async fn sse_responses_for_every_request_when_configured() {
+    let f = start(HttpConfig::default().sse_responses(true)).await;
+    for version in ["2025-03-26", "2025-11-25"] {
+        let response = f
+            .raw_post(
+                &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": version, "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"}}}),
+            )
+            .send()
+            .await
+            .unwrap();
+        let c = Client {
+            http: f.http.clone(),
+            url: f.url.clone(),
+            id: response.headers()["mcp-session-id"]
+                .to_str()
+                .unwrap()
+                .to_owned(),
+            version,
+        };
+        let mut events = c.events(response).await;
+        assert_eq!(
+            events.next().await.unwrap()["result"]["protocolVersion"],
+            version
+        );
+        assert!(events.next().await.is_none(), "the stream ends");
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let response = c.post(&initialized).send().await.unwrap();
+        assert_eq!(
+            response.status(),
+            StatusCode::ACCEPTED,
+            "notifications: 202"
+        );
+
+        let response = c
+            .post(&call(1, "echo", json!({"text": "hi"})))
+            .send()
+            .await
+            .unwrap();
+        let mut events = c.events(response).await;
+        let result = events.next().await.unwrap();
+        assert_eq!(result["id"], 1);
+        assert_eq!(result["result"]["content"][0]["text"], "hi");
+        assert!(
+            events.next().await.is_none(),
+            "the stream ends at the response"
+        );
+        assert!(events.last_id.is_some(), "events carry ids: resumable");
+    }
+}
+
+#[tokio::test]
 async fn quiet_post_streams_are_closed_for_the_client_to_poll() {
     let f = start(HttpConfig::default().sse_poll_after(Duration::from_millis(100))).await;
     let c = f.connect("2025-11-25").await;

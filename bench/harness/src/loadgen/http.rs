@@ -74,8 +74,10 @@ async fn measure_all(addr: &str, pid: u32, options: &Options) -> io::Result<serd
     }
     let mut figures = serde_json::Map::new();
     if options.era != "stateless" {
-        let phase = load(addr, options.sessions, options.calls, false).await?;
-        figures.insert("session".into(), phase.figures());
+        let (phase, sse) = load(addr, options.sessions, options.calls, false).await?;
+        let mut session = phase.figures();
+        session["sse_answers"] = sse.into();
+        figures.insert("session".into(), session);
         let (before, after) = idle_sessions(addr, pid, options.idle).await?;
         figures.insert(
             "idle".into(),
@@ -89,7 +91,11 @@ async fn measure_all(addr: &str, pid: u32, options: &Options) -> io::Result<serd
     }
     if options.era != "session" {
         let value = match load(addr, options.sessions, options.calls, true).await {
-            Ok(phase) => phase.figures(),
+            Ok((phase, sse)) => {
+                let mut stateless = phase.figures();
+                stateless["sse_answers"] = sse.into();
+                stateless
+            }
             Err(e) => serde_json::json!({ "unsupported": e.to_string() }),
         };
         figures.insert("stateless".into(), value);
@@ -208,14 +214,25 @@ async fn open_session(connection: &mut Connection) -> io::Result<Option<String>>
     Ok(session)
 }
 
-/// `sessions` clients calling `echo` one call at a time until `calls` are done in all.
-async fn load(addr: &str, sessions: usize, calls: usize, stateless: bool) -> io::Result<Phase> {
+/// `sessions` clients calling `echo` one call at a time until `calls` are done in all;
+/// also how many of the calls were answered with SSE (the rest with one JSON object).
+async fn load(
+    addr: &str,
+    sessions: usize,
+    calls: usize,
+    stateless: bool,
+) -> io::Result<(Phase, usize)> {
     let counter = Arc::new(AtomicUsize::new(0));
+    let sse_answers = Arc::new(AtomicUsize::new(0));
     let barrier = Arc::new(tokio::sync::Barrier::new(sessions + 1));
     let mut clients = Vec::new();
     for _ in 0..sessions {
-        let (addr, counter, barrier) =
-            (addr.to_owned(), Arc::clone(&counter), Arc::clone(&barrier));
+        let (addr, counter, barrier, sse_answers) = (
+            addr.to_owned(),
+            Arc::clone(&counter),
+            Arc::clone(&barrier),
+            Arc::clone(&sse_answers),
+        );
         clients.push(tokio::spawn(async move {
             let prepared = async {
                 let mut connection = connect(&addr).await?;
@@ -236,8 +253,12 @@ async fn load(addr: &str, sessions: usize, calls: usize, stateless: bool) -> io:
                     return io::Result::Ok(latencies);
                 }
                 let sent = Instant::now();
-                call(&mut connection, session.as_deref(), n as u64 + 1, stateless).await?;
+                let sse =
+                    call(&mut connection, session.as_deref(), n as u64 + 1, stateless).await?;
                 latencies.push(sent.elapsed().as_secs_f64() * 1e6);
+                if sse {
+                    sse_answers.fetch_add(1, Ordering::Relaxed);
+                }
             }
         }));
     }
@@ -249,15 +270,16 @@ async fn load(addr: &str, sessions: usize, calls: usize, stateless: bool) -> io:
         phase.latencies_us.extend(latencies);
     }
     phase.elapsed = started.elapsed();
-    Ok(phase)
+    Ok((phase, sse_answers.load(Ordering::Relaxed)))
 }
 
+/// One `echo` call, its answer checked; whether it came as SSE.
 async fn call(
     connection: &mut Connection,
     session: Option<&str>,
     id: u64,
     stateless: bool,
-) -> io::Result<()> {
+) -> io::Result<bool> {
     let mut body = Vec::with_capacity(320);
     measure::echo_request(id, &mut body);
     let headers: Vec<(&str, &str)> = if stateless {
@@ -286,7 +308,7 @@ async fn call(
     let answer = connection.post(body, &headers).await?;
     for message in messages(&answer) {
         match measure::check(&message)? {
-            Line::Echo(got) if got == id => return Ok(()),
+            Line::Echo(got) if got == id => return Ok(answer.sse),
             Line::Echo(got) => {
                 return Err(io::Error::other(format!("expected id {id}, got {got}")));
             }

@@ -19,7 +19,8 @@ pub(crate) const STDIO: &[(&str, &str)] = &[
 /// See [`STDIO`].
 pub(crate) const HTTP: &[(&str, &str)] = &[
     ("floor-http", "floor (hyper, stateless)"),
-    ("ferry-http", "Ferry"),
+    ("ferry-http", "Ferry (sse_responses)"),
+    ("ferry-http-json", "Ferry (default)"),
     ("rmcp-http", "rmcp"),
     ("ts-http", "TypeScript SDK"),
     ("python-http", "Python SDK"),
@@ -105,7 +106,12 @@ pub(crate) fn markdown(runs: &Runs, env: &Value) -> String {
     }
     let _ = writeln!(
         md,
-        "\n## Streamable HTTP, 50 sessions, one call in flight per session\n\n| server | session era req/s | p50 | p99 | stateless era (2026-07-28) req/s | p50 | p99 | KiB per idle session (1000) |\n|---|--:|--:|--:|--:|--:|--:|--:|"
+        "\n## Streamable HTTP, 50 sessions, one call in flight per session\n\n\
+         *answers*: how the session era's `tools/call` POSTs were answered (an SSE stream, or one \
+         JSON object). Ferry answers with JSON when the response is the first thing to send, \
+         unless `HttpConfig::sse_responses` is on (the row \
+         `Ferry (sse_responses)`, which the targets use).\n\n\
+         | server | session era req/s | p50 | p99 | answers | stateless era (2026-07-28) req/s | p50 | p99 | KiB per idle session (1000) |\n|---|--:|--:|--:|---|--:|--:|--:|--:|"
     );
     for (server, name) in HTTP {
         if runs.count(server, "http") == 0 {
@@ -131,9 +137,15 @@ pub(crate) fn markdown(runs: &Runs, env: &Value) -> String {
         } else {
             cell(m("idle/kib_per_session"), 1)
         };
+        let answers = match (m("session/sse_answers"), m("session/calls")) {
+            (Some(sse), Some(calls)) if sse >= calls => "SSE".to_owned(),
+            (Some(0.0), Some(_)) => "JSON".to_owned(),
+            (Some(sse), Some(calls)) => format!("{:.0}% SSE", 100.0 * sse / calls),
+            _ => "—".to_owned(),
+        };
         let _ = writeln!(
             md,
-            "| {name} | {} | {} | {} | {stateless} | {idle} |",
+            "| {name} | {} | {} | {} | {answers} | {stateless} | {idle} |",
             cell(m("session/calls_per_s"), 0),
             cell(m("session/p50_us"), 0),
             cell(m("session/p99_us"), 0),
@@ -224,7 +236,7 @@ fn targets(runs: &Runs) -> String {
     };
     row("*Streamable HTTP (unpinned)*", None, None, &|_| true, "");
     row(
-        "HTTP session era >= 2x rmcp (TCP_NODELAY)",
+        "HTTP session era, SSE responses, >= 2x rmcp (TCP_NODELAY)",
         None,
         http("session/calls_per_s", "rmcp-http"),
         &|v| v >= 2.0,

@@ -178,9 +178,11 @@ pub(crate) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
 
 /// One SSE event with an id carrying a JSON-RPC message.
 pub(crate) fn event(stream: u64, seq: u64, data: &[u8]) -> Bytes {
-    let mut out = Vec::with_capacity(data.len() + 40);
-    out.extend_from_slice(format!("id: {stream}-{seq}\n").as_bytes());
-    out.extend_from_slice(&super::sse::event(data));
+    use std::io::Write as _;
+    let mut out = Vec::with_capacity(data.len() + 64);
+    // Writing to a Vec cannot fail.
+    let _ = writeln!(out, "id: {stream}-{seq}");
+    super::sse::write_event(&mut out, data);
     Bytes::from(out)
 }
 

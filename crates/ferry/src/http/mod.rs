@@ -155,6 +155,12 @@ pub struct HttpConfig {
     /// connections long requests hold (say, behind a proxy with an idle timeout). Default:
     /// never.
     pub sse_poll_after: Option<Duration>,
+    /// Session era: answer every POST that carries a request with an SSE stream, even when
+    /// the response is the first thing to send. Default: no — such a POST gets one JSON
+    /// object, which is cheaper for both sides; SSE is used when a notification or request
+    /// comes before the response. Clients must accept both; turn this on for peers or
+    /// proxies that expect a stream.
+    pub sse_responses: bool,
     /// Session era: where SSE events are kept for resumption. Default: a
     /// [`MemoryEventStore`] (1,000 events per stream, 5 minutes each).
     pub event_store: Option<Arc<dyn EventStore>>,
@@ -180,6 +186,7 @@ impl Default for HttpConfig {
             session_idle_timeout: Duration::from_secs(30 * 60),
             sse_retry: Duration::from_secs(1),
             sse_poll_after: None,
+            sse_responses: false,
             event_store: None,
             #[cfg(feature = "http-auth")]
             auth: None,
@@ -253,6 +260,13 @@ impl HttpConfig {
     /// [`HttpConfig::sse_poll_after`]).
     pub fn sse_poll_after(mut self, quiet: Duration) -> Self {
         self.sse_poll_after = Some(quiet);
+        self
+    }
+
+    /// Answer every session-era request with an SSE stream (see
+    /// [`HttpConfig::sse_responses`]).
+    pub fn sse_responses(mut self, always: bool) -> Self {
+        self.sse_responses = always;
         self
     }
 

@@ -8,6 +8,12 @@ use axum::response::Response;
 /// The bytes of one event carrying `data` (a JSON text: one `data:` line per line of it).
 pub(crate) fn event(data: &[u8]) -> Bytes {
     let mut out = Vec::with_capacity(data.len() + 24);
+    write_event(&mut out, data);
+    Bytes::from(out)
+}
+
+/// Append the lines of one event carrying `data` to `out` (see [`event`]).
+pub(crate) fn write_event(out: &mut Vec<u8>, data: &[u8]) {
     out.extend_from_slice(b"event: message\n");
     for line in data.split(|&b| b == b'\n') {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -16,7 +22,6 @@ pub(crate) fn event(data: &[u8]) -> Bytes {
         out.push(b'\n');
     }
     out.push(b'\n');
-    Bytes::from(out)
 }
 
 /// A keep-alive: a comment line, ignored by clients.

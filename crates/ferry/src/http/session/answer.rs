@@ -20,7 +20,8 @@ use crate::http::events;
 use crate::http::stateless::error_response;
 use crate::http::{Shared, sse};
 
-/// Answer a POST stream: one JSON object if the response comes first, else SSE.
+/// Answer a POST stream: one JSON object if the response comes first (unless
+/// [`crate::http::HttpConfig::sse_responses`]), else SSE.
 pub(super) async fn answer(
     shared: &Shared,
     session: Arc<Session>,
@@ -39,11 +40,11 @@ pub(super) async fn answer(
             return sse_response(shared, session, stream, rx, pending, Ends::AfterPending, busy);
         }
     };
-    let (seq, frame) = match first {
+    let (seq, frame, last) = match first {
         Some(Delivery::Event {
             frame, last: true, ..
-        }) => return json(frame),
-        Some(Delivery::Event { seq, frame, .. }) => (seq, frame),
+        }) if !shared.config.sse_responses => return json(frame),
+        Some(Delivery::Event { seq, frame, last }) => (seq, frame, last),
         Some(Delivery::End) => return StatusCode::ACCEPTED.into_response(),
         None => {
             return error_response(
@@ -58,7 +59,11 @@ pub(super) async fn answer(
         pending.push_back(events::priming(stream, 0, shared.config.sse_retry));
     }
     pending.push_back(events::event(stream, seq, &frame));
-    let ends = poll.map_or(Ends::AtResponse, Ends::AtResponseOrQuiet);
+    let ends = if last {
+        Ends::AfterPending
+    } else {
+        poll.map_or(Ends::AtResponse, Ends::AtResponseOrQuiet)
+    };
     sse_response(shared, session, stream, rx, pending, ends, busy)
 }
 
@@ -78,6 +83,18 @@ pub(super) async fn quiet_for(quiet: Option<Duration>) {
         Some(quiet) => tokio::time::sleep(quiet).await,
         None => std::future::pending().await,
     }
+}
+
+/// A stream's one message: one JSON object, or (with
+/// [`crate::http::HttpConfig::sse_responses`]) an SSE stream of one event. For answers no
+/// stream of the session can resume (`initialize`'s).
+pub(super) fn only(shared: &Shared, frame: Bytes) -> Response {
+    if !shared.config.sse_responses {
+        return json(frame);
+    }
+    let mut response = Response::new(Body::from(sse::event(&frame)));
+    sse::headers(&mut response);
+    response
 }
 
 pub(super) fn json(frame: Bytes) -> Response {

@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::SESSION_ID;
-use super::answer::{answer, json};
+use super::answer::{self, answer};
 use super::checks::{bad_request, check_version, session_of, unknown_session};
 use super::posted::{Posted, Shape};
 use super::registry::{new_session_id, sweep};
@@ -218,12 +218,12 @@ pub(super) async fn initialize(
         .and_then(|r| r.protocol_version.parse::<ProtocolVersion>().ok());
     let Some(version) = version else {
         // A refused initialize starts no session.
-        return end(json(frame));
+        return end(answer::only(shared, frame));
     };
     let _ = session.version.set(version);
     // An idle session should hold no table sized for initialize's stream (~360 bytes).
     session.routing().release_idle();
-    let mut response = json(frame);
+    let mut response = answer::only(shared, frame);
     if let Ok(value) = HeaderValue::from_str(&session.id) {
         response.headers_mut().insert(SESSION_ID, value);
     }
