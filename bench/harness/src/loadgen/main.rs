@@ -3,7 +3,7 @@
 //! responses are checked with serde_json.
 //!
 //! ```text
-//! loadgen stdio  [--seq N] [--pipe N] [--window N] [--rss-after N] -- server args...
+//! loadgen stdio  [--seq N] [--pipe N] [--window N] [--rss-after N] [--starts N] -- server args...
 //! loadgen http   [--sessions N] [--calls N] [--idle N] [--era session|stateless|both] -- server args...
 //! ```
 //!
@@ -59,6 +59,7 @@ fn main() {
                 window: number("window", 32),
                 rss_after: number("rss-after", 20_000),
                 warmup: number("warmup", 200),
+                starts: number("starts", 10),
             },
         ),
         "http" => http::run(

@@ -1,5 +1,5 @@
-//! The stdio figures of one server process: cold start (spawn to the `initialize`
-//! response), sequential calls (one in flight), pipelined calls (a window in flight; the
+//! The stdio figures of one server: cold start (spawn to the `initialize` response; the
+//! median of `starts` fresh processes besides the measured one), sequential calls (one in flight), pipelined calls (a window in flight; the
 //! writer batches requests whenever several slots are free), and the server's RSS once it
 //! has answered `rss_after` calls.
 //!
@@ -21,6 +21,7 @@ pub(crate) struct Options {
     pub(crate) window: usize,
     pub(crate) rss_after: usize,
     pub(crate) warmup: usize,
+    pub(crate) starts: usize,
 }
 
 struct Server {
@@ -53,6 +54,51 @@ impl Server {
 }
 
 pub(crate) fn run(command: &[String], options: &Options) -> io::Result<serde_json::Value> {
+    // One sample of a ~1 ms figure is mostly noise: start the server several times.
+    let mut starts = Vec::with_capacity(options.starts + 1);
+    for _ in 0..options.starts {
+        let (server, took) = start(command)?;
+        starts.push(took);
+        stop(server)?;
+    }
+    let (mut server, took) = start(command)?;
+    starts.push(took);
+    starts.sort();
+    let cold_start = starts[starts.len() / 2];
+
+    server
+        .input()
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")?;
+
+    sequential(&mut server, options.warmup)?;
+    let seq = sequential(&mut server, options.sequential)?;
+    let before_rss = options
+        .rss_after
+        .saturating_sub(options.warmup + options.sequential);
+    let first = options.pipelined.min(before_rss);
+    let mut pipe = pipelined(&mut server, first, options.window)?;
+    let calls_before_rss = options.warmup + options.sequential + first;
+    let rss = measure::rss_kib(server.child.id())?;
+    pipe.extend(pipelined(
+        &mut server,
+        options.pipelined - first,
+        options.window,
+    )?);
+
+    stop(server)?;
+    Ok(serde_json::json!({
+        "cold_start_ms": cold_start.as_secs_f64() * 1e3,
+        "cold_starts": starts.len(),
+        "sequential": seq.figures(),
+        "pipelined": pipe.figures(),
+        "window": options.window,
+        "rss_kib": rss,
+        "rss_after_calls": calls_before_rss,
+    }))
+}
+
+/// Spawn the server and `initialize` it: the server and the time to its answer.
+fn start(command: &[String]) -> io::Result<(Server, Duration)> {
     let started = Instant::now();
     let mut child = Command::new(&command[0])
         .args(&command[1..])
@@ -76,49 +122,29 @@ pub(crate) fn run(command: &[String], options: &Options) -> io::Result<serde_jso
     server.input().write_all(b"\n")?;
     server.input().flush()?;
     let answer = server.read_message()?;
-    let cold_start = started.elapsed();
+    let took = started.elapsed();
     if !answer.windows(8).any(|w| w == b"\"result\"") {
         return Err(io::Error::other(format!(
             "initialize failed: {}",
             String::from_utf8_lossy(answer)
         )));
     }
-    server
-        .input()
-        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")?;
+    Ok((server, took))
+}
 
-    sequential(&mut server, options.warmup)?;
-    let seq = sequential(&mut server, options.sequential)?;
-    let before_rss = options
-        .rss_after
-        .saturating_sub(options.warmup + options.sequential);
-    let first = options.pipelined.min(before_rss);
-    let mut pipe = pipelined(&mut server, first, options.window)?;
-    let calls_before_rss = options.warmup + options.sequential + first;
-    let rss = measure::rss_kib(server.child.id())?;
-    pipe.extend(pipelined(
-        &mut server,
-        options.pipelined - first,
-        options.window,
-    )?);
-
-    server.input = None; // EOF: the server should exit
+/// Close the server's input (it should exit); kill it if it has not within 5 s.
+fn stop(mut server: Server) -> io::Result<()> {
+    server.input = None;
     let deadline = Instant::now() + Duration::from_secs(5);
     while server.child.try_wait()?.is_none() {
         if Instant::now() > deadline {
             server.child.kill()?;
+            server.child.wait()?;
             break;
         }
-        std::thread::sleep(Duration::from_millis(10));
+        std::thread::sleep(Duration::from_millis(1));
     }
-    Ok(serde_json::json!({
-        "cold_start_ms": cold_start.as_secs_f64() * 1e3,
-        "sequential": seq.figures(),
-        "pipelined": pipe.figures(),
-        "window": options.window,
-        "rss_kib": rss,
-        "rss_after_calls": calls_before_rss,
-    }))
+    Ok(())
 }
 
 /// One call at a time.
