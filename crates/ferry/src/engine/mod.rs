@@ -25,6 +25,7 @@ mod dispatch;
 mod peer;
 mod progress;
 mod related;
+pub(crate) mod scan;
 #[cfg(unix)]
 mod stdio;
 mod transport;

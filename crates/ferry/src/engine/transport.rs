@@ -4,7 +4,7 @@
 //! Every concrete transport (stdio, a child process, in-memory, an HTTP session) pumps
 //! frames into and out of these channels, so the engine knows no I/O.
 
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -149,21 +149,36 @@ async fn forward(mut rx: mpsc::Receiver<Frame>, tx: mpsc::Sender<TransportEvent>
     }
 }
 
-async fn read_lines<R: AsyncRead + Unpin>(reader: R, tx: mpsc::Sender<TransportEvent>, max: usize) {
-    let mut reader = BufReader::with_capacity(64 * 1024, reader);
+/// The most a single read takes in; lines longer than this are read in pieces.
+const READ_CHUNK: usize = 64 * 1024;
+
+async fn read_lines<R: AsyncRead + Unpin>(
+    mut reader: R,
+    tx: mpsc::Sender<TransportEvent>,
+    max: usize,
+) {
+    // Not tokio's BufReader: it zeroes its whole buffer up front (64 KiB: a memset and 16
+    // page faults at start-up); `read_buf` fills only the capacity a read uses.
+    let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
+    let mut at = 0; // what of `buf` is consumed
     let mut line = Vec::new();
     let mut oversized = false;
     let mut seen = 0usize;
     loop {
-        let available = match reader.fill_buf().await {
-            Ok([]) => break,
-            Ok(buf) => buf,
-            Err(e) => {
-                tracing::debug!("transport read failed: {e}");
-                break;
+        if at == buf.len() {
+            buf.clear();
+            at = 0;
+            match reader.read_buf(&mut buf).await {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::debug!("transport read failed: {e}");
+                    break;
+                }
             }
-        };
-        let (chunk, done) = match memchr::memchr(b'\n', available) {
+        }
+        let available = &buf[at..];
+        let (chunk, done) = match super::scan::find(b'\n', available) {
             Some(i) => (&available[..i], Some(i + 1)),
             None => (available, None),
         };
@@ -176,8 +191,7 @@ async fn read_lines<R: AsyncRead + Unpin>(reader: R, tx: mpsc::Sender<TransportE
                 line.extend_from_slice(chunk);
             }
         }
-        let consumed = done.unwrap_or(available.len());
-        reader.consume(consumed);
+        at += done.unwrap_or(available.len());
         if done.is_some() {
             let event = if oversized {
                 TransportEvent::Oversized { bytes: seen }

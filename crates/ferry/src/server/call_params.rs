@@ -92,9 +92,7 @@ fn shallow(text: &str) -> bool {
     let bytes = text.as_bytes();
     // Nesting takes two bytes a level: short text cannot be deep.
     bytes.len() < 2 * SHALLOW
-        || memchr::memchr2_iter(b'{', b'[', bytes)
-            .nth(SHALLOW)
-            .is_none()
+        || crate::engine::scan::count_either(b'{', b'[', bytes, SHALLOW) <= SHALLOW
 }
 
 /// Any JSON value, parsed (not skimmed) and dropped: numbers out of range and strings with
