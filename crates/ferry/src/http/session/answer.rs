@@ -59,11 +59,16 @@ pub(super) async fn answer(
         pending.push_back(events::priming(stream, 0, shared.config.sse_retry));
     }
     pending.push_back(events::event(stream, seq, &frame));
-    let ends = if last {
-        Ends::AfterPending
-    } else {
-        poll.map_or(Ends::AtResponse, Ends::AtResponseOrQuiet)
-    };
+    if last {
+        // Every event is known (`sse_responses`): one body with a length, written at once,
+        // instead of a chunked stream polled event by event.
+        let mut body = Vec::with_capacity(pending.iter().map(Bytes::len).sum());
+        pending.iter().for_each(|event| body.extend_from_slice(event));
+        let mut response = Response::new(Body::from(body));
+        sse::headers(&mut response);
+        return response;
+    }
+    let ends = poll.map_or(Ends::AtResponse, Ends::AtResponseOrQuiet);
     sse_response(shared, session, stream, rx, pending, ends, busy)
 }
 
