@@ -1,29 +1,28 @@
-//! The read loop: classification, routing, concurrency, cancellation and responses.
+//! The read loop: classification, routing, notifications and batches (one request's
+//! handling, its concurrency, cancellation and response: `request`).
 
 use std::collections::HashMap;
-use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
-use std::task::Poll;
 
 use ferry_protocol::RequestId;
 use ferry_protocol::jsonrpc::{
-    ClassifyLimits, ErrorObject, ErrorResponse, Inbound, Message, Notification, RawJson, Request,
-    Response, ResultResponse, classify_with,
+    ClassifyLimits, ErrorObject, ErrorResponse, Inbound, Message, Notification, Response,
+    classify_with,
 };
 use ferry_protocol::types::{CancelledNotificationParams, ProgressNotificationParams};
-use futures_util::FutureExt;
-use serde::Deserialize;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinHandle;
-use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
+use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::Handler;
 use super::config::EngineConfig;
 use super::peer::{CallError, Peer};
-use super::progress::ProgressReporter;
-use super::related;
 use super::transport::{Transport, TransportEvent};
-use super::{Handler, RequestContext};
+
+mod request;
+
+use request::Work;
 
 /// Starts engines.
 #[derive(Debug)]
@@ -90,7 +89,25 @@ enum Responder {
     Batch(mpsc::Sender<Option<serde_json::Value>>),
 }
 
+/// What is left to do for one event once the read loop has taken it.
+enum Step<'a> {
+    /// Nothing.
+    Done,
+    /// A request's [`Work`].
+    Request(Work),
+    /// The handler's part of a notification.
+    Notify(Notification),
+    /// A batch, or a refusal to send: rare, boxed.
+    Rare(BoxFuture<'a, ()>),
+}
+
 impl<H: Handler> Loop<H> {
+    /// The read loop. Its future is the engine's task, kept by every connection for as
+    /// long as it lives, and sized by the largest state of any await in it (nested async
+    /// functions add up): so the usual messages take only small awaits here (a request's
+    /// handler is a boxed future of its own, the engine's part of a notification is
+    /// synchronous), and rare paths (batches, refusals, the shutdown) are boxed. That keeps
+    /// it at a few hundred bytes instead of ~2.4 KB, which idle HTTP sessions add up.
     async fn run(
         self,
         mut incoming: mpsc::Receiver<TransportEvent>,
@@ -100,24 +117,64 @@ impl<H: Handler> Loop<H> {
             max_message_bytes: self.config.max_message_bytes,
         };
         while let Some(event) = incoming.recv().await {
-            match event {
-                TransportEvent::Oversized { bytes } => {
-                    let error = ErrorObject::invalid_request(format!(
-                        "message of at least {bytes} bytes exceeds the limit of {} bytes",
-                        self.config.max_message_bytes
-                    ));
-                    self.write(&ErrorResponse::new(None, error)).await;
+            // Taken synchronously; only then awaited (a match awaiting in its arms would
+            // keep the whole event in this future's state).
+            match self.take(event, &limits) {
+                Step::Done => {}
+                Step::Request(work) => self.run_work(work).await,
+                Step::Notify(notification) => {
+                    self.handler.notification(notification, &self.peer).await;
                 }
-                TransportEvent::Frame(frame) => self.frame(&frame, &limits, None).await,
-                TransportEvent::Attached(frame, attachment) => {
-                    self.frame(&frame, &limits, Some(attachment)).await;
-                }
+                Step::Rare(rare) => rare.await,
             }
         }
         let grace = self.config.shutdown_grace;
-        self.finish().await;
+        // Once per connection; boxed so that the timers' state does not widen the loop's.
+        Box::pin(self.finish()).await;
         if let Some(writer) = writer {
-            writer.flush_and_close(grace).await;
+            Box::pin(writer.flush_and_close(grace)).await;
+        }
+    }
+
+    /// What the read loop does with one event from the transport.
+    fn take(&self, event: TransportEvent, limits: &ClassifyLimits) -> Step<'_> {
+        let (frame, attachment) = match event {
+            TransportEvent::Frame(frame) => (frame, None),
+            TransportEvent::Attached(frame, attachment) => (frame, Some(attachment)),
+            TransportEvent::Oversized { bytes } => {
+                let error = ErrorObject::invalid_request(format!(
+                    "message of at least {bytes} bytes exceeds the limit of {} bytes",
+                    self.config.max_message_bytes
+                ));
+                return Step::Rare(Box::pin(self.write_error(error)));
+            }
+        };
+        match classify_with(&frame, limits) {
+            Inbound::Single(Message::Request(request)) => {
+                Step::Request(self.request(request, Responder::Direct, attachment))
+            }
+            Inbound::Single(Message::Notification(notification)) => {
+                if self.notification(&notification) {
+                    Step::Notify(notification)
+                } else {
+                    Step::Done
+                }
+            }
+            Inbound::Single(Message::Response(response)) => {
+                self.response(response);
+                Step::Done
+            }
+            Inbound::Batch(entries) => Step::Rare(Box::pin(self.batch(entries, attachment))),
+            Inbound::Rejected(rejected) if rejected.reply => Step::Rare(Box::pin(
+                self.write_frame(serde_json::to_vec(&rejected.response)),
+            )),
+            Inbound::Rejected(rejected) => {
+                tracing::debug!(
+                    "dropped an invalid response: {}",
+                    rejected.response.error.message
+                );
+                Step::Done
+            }
         }
     }
 
@@ -144,27 +201,6 @@ impl<H: Handler> Loop<H> {
         self.peer.close_all();
     }
 
-    async fn frame(
-        &self,
-        frame: &[u8],
-        limits: &ClassifyLimits,
-        attachment: Option<super::transport::Attachment>,
-    ) {
-        match classify_with(frame, limits) {
-            Inbound::Single(message) => {
-                self.message(message, Responder::Direct, attachment).await;
-            }
-            Inbound::Batch(entries) => self.batch(entries, attachment).await,
-            Inbound::Rejected(rejected) if rejected.reply => {
-                self.write(&rejected.response).await;
-            }
-            Inbound::Rejected(rejected) => tracing::debug!(
-                "dropped an invalid response: {}",
-                rejected.response.error.message
-            ),
-        }
-    }
-
     async fn message(
         &self,
         message: Message,
@@ -172,16 +208,21 @@ impl<H: Handler> Loop<H> {
         attachment: Option<super::transport::Attachment>,
     ) {
         match message {
-            Message::Request(request) => self.request(request, responder, attachment).await,
+            Message::Request(request) => {
+                let work = self.request(request, responder, attachment);
+                self.run_work(work).await;
+            }
             Message::Notification(notification) => {
                 if let Responder::Batch(tx) = responder {
-                    let _ = tx.send(None).await;
+                    let _ = tx.try_send(None);
                 }
-                self.notification(notification).await;
+                if self.notification(&notification) {
+                    self.handler.notification(notification, &self.peer).await;
+                }
             }
             Message::Response(response) => {
                 if let Responder::Batch(tx) = responder {
-                    let _ = tx.send(None).await;
+                    let _ = tx.try_send(None);
                 }
                 self.response(response);
             }
@@ -195,7 +236,7 @@ impl<H: Handler> Loop<H> {
     ) {
         if !self.handler.accepts_batches() {
             let error = ErrorObject::invalid_request("JSON-RPC batches are not accepted here");
-            self.write(&ErrorResponse::new(None, error)).await;
+            self.write_error(error).await;
             return;
         }
         let (tx, mut rx) = mpsc::channel(entries.len().max(1));
@@ -211,7 +252,7 @@ impl<H: Handler> Loop<H> {
                         .reply
                         .then(|| serde_json::to_value(&rejected.response).ok())
                         .flatten();
-                    let _ = tx.send(reply).await;
+                    let _ = tx.try_send(reply);
                 }
             }
         }
@@ -231,139 +272,8 @@ impl<H: Handler> Loop<H> {
         });
     }
 
-    async fn request(
-        &self,
-        request: Request,
-        responder: Responder,
-        attachment: Option<super::transport::Attachment>,
-    ) {
-        let id = request.id.clone();
-        if request.method == "ping"
-            && self.config.answer_ping
-            && self.handler.engine_answers_ping(&request)
-        {
-            let result = serde_json::value::to_raw_value(&serde_json::json!({}))
-                .map_err(ErrorObject::internal_error);
-            self.respond(&responder, id, result).await;
-            return;
-        }
-        // A token of its own, not a child of a connection-wide one: children cost a lock
-        // of the shared parent on creation and on drop. The shutdown cancels each token
-        // in `in_flight` instead.
-        let token = CancellationToken::new();
-        let refused = {
-            let mut in_flight = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
-            if in_flight.contains_key(&id) {
-                Some(ErrorObject::invalid_request(format!(
-                    "request id {id} is already in flight"
-                )))
-            } else if in_flight.len() >= self.config.max_pending_requests {
-                Some(ErrorObject::internal_error(format!(
-                    "too many requests in flight (limit {})",
-                    self.config.max_pending_requests
-                )))
-            } else {
-                in_flight.insert(id.clone(), token.clone());
-                None
-            }
-        };
-        if let Some(error) = refused {
-            self.respond(&responder, id, Err(error)).await;
-            return;
-        }
-        let progress = progress_token(request.params.as_deref())
-            .map(|t| ProgressReporter::new(t, self.peer.clone()));
-        let context = RequestContext {
-            id: id.clone(),
-            cancel: token.clone(),
-            closing: self.closing.clone(),
-            progress: progress.clone(),
-            peer: self.peer.clone(),
-            attachment,
-        };
-        let ordered = self.handler.in_order(&request.method);
-        let needs_slot = !self.handler.long_lived(&request.method);
-        let handler = Arc::clone(&self.handler);
-        let slots = Arc::clone(&self.slots);
-        let in_flight = Arc::clone(&self.in_flight);
-        let peer = self.peer.clone();
-        let mut work: BoxFuture<'static, ()> = Box::pin(async move {
-            let method = request.method.clone();
-            // Pinned where they are made, and the handler's future built inside the awaited
-            // expression: a future bound to a local and then moved into another would be
-            // stored twice in this one (it was ~7 KiB, allocated and copied per request).
-            let outcome = {
-                let run = std::pin::pin!(async {
-                    let _slot = if needs_slot {
-                        Some(slots.acquire_owned().await)
-                    } else {
-                        None
-                    };
-                    AssertUnwindSafe(related::serving(
-                        id.clone(),
-                        handler.request(request, context),
-                    ))
-                    .catch_unwind()
-                    .await
-                });
-                let cancelled = std::pin::pin!(token.cancelled());
-                until_cancelled(&token, run, cancelled).await
-            };
-            in_flight
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&id);
-            if let Some(progress) = &progress {
-                progress.deactivate().await;
-            }
-            let result = match outcome {
-                None => {
-                    tracing::debug!(%id, %method, "request cancelled; no response");
-                    if let Responder::Batch(tx) = &responder {
-                        let _ = tx.send(None).await;
-                    }
-                    return;
-                }
-                Some(Ok(result)) => result,
-                Some(Err(panic)) => {
-                    let what = panic_message(&*panic);
-                    tracing::error!(%id, %method, "handler panicked: {what}");
-                    Err(ErrorObject::internal_error(format!(
-                        "the handler of {method} (request {id}) panicked: {what}"
-                    ))
-                    .with_data(serde_json::json!({"method": method, "id": id.to_string()})))
-                }
-            };
-            respond_to(&peer, &responder, id, result).await;
-        });
-        if ordered {
-            work.await;
-            return;
-        }
-        // On a single-threaded runtime a handler that is ready at once (most tools) is
-        // answered here, without a task of its own (its spawn, scheduling and wake-up cost
-        // more than the handler). One poll only: whatever waits goes on in its own task,
-        // so the next message is read at once. A multi-threaded runtime always spawns, so
-        // that handlers keep running in parallel.
-        if self.inline {
-            let polled = std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;
-            if polled.is_ready() {
-                return;
-            }
-        }
-        self.tracker.spawn(work);
-    }
-
-    async fn respond(
-        &self,
-        responder: &Responder,
-        id: RequestId,
-        result: Result<RawJson, ErrorObject>,
-    ) {
-        respond_to(&self.peer, responder, id, result).await;
-    }
-
-    async fn notification(&self, notification: Notification) {
+    /// The engine's part of a notification; whether the handler gets it too.
+    fn notification(&self, notification: &Notification) -> bool {
         match &*notification.method {
             "notifications/cancelled" => {
                 let params: Result<CancelledNotificationParams, _> =
@@ -384,17 +294,15 @@ impl<H: Handler> Loop<H> {
                         None => tracing::debug!(%id, "cancellation of a request not in flight"),
                     }
                 }
-                self.handler.notification(notification, &self.peer).await;
+                true
             }
             "notifications/progress" => {
                 let params: Result<ProgressNotificationParams, _> =
                     ferry_protocol::jsonrpc::parse_params(notification.params.as_deref());
-                let routed = params.is_ok_and(|p| self.peer.route_progress(p));
-                if !routed {
-                    self.handler.notification(notification, &self.peer).await;
-                }
+                // Progress of one of our own requests is the engine's alone.
+                !params.is_ok_and(|p| self.peer.route_progress(p))
             }
-            _ => self.handler.notification(notification, &self.peer).await,
+            _ => true,
         }
     }
 
@@ -415,93 +323,36 @@ impl<H: Handler> Loop<H> {
         }
     }
 
-    async fn write<T: serde::Serialize>(&self, message: &T) {
-        if let Ok(frame) = serde_json::to_vec(message) {
+    /// Send an error without an id (for a message the engine could not take).
+    async fn write_error(&self, error: ErrorObject) {
+        self.write_frame(serde_json::to_vec(&ErrorResponse::new(None, error)))
+            .await;
+    }
+
+    /// Send a frame the engine made itself (a refusal).
+    async fn write_frame(&self, frame: serde_json::Result<Vec<u8>>) {
+        if let Ok(frame) = frame {
             let _ = self.peer.send_frame(frame).await;
         }
     }
 }
 
-/// `future`'s output, or `None` once `token` is cancelled (checked first at every poll:
-/// no output is taken after a cancellation); `cancelled` is `token.cancelled()`. Unlike a
-/// `select!` on it, a future that is ready at its first poll never registers with the
-/// token.
-fn until_cancelled<'a, 'b: 'a, F: Future>(
-    token: &'a CancellationToken,
-    mut future: std::pin::Pin<&'a mut F>,
-    mut cancelled: std::pin::Pin<&'a mut WaitForCancellationFuture<'b>>,
-) -> impl Future<Output = Option<F::Output>> + 'a {
-    std::future::poll_fn(move |cx| {
-        if token.is_cancelled() {
-            return Poll::Ready(None);
-        }
-        if let Poll::Ready(output) = future.as_mut().poll(cx) {
-            return Poll::Ready(Some(output));
-        }
-        match cancelled.as_mut().poll(cx) {
-            Poll::Ready(()) => Poll::Ready(None),
-            Poll::Pending => Poll::Pending,
-        }
-    })
-}
-
-async fn respond_to(
-    peer: &Peer,
-    responder: &Responder,
-    id: RequestId,
-    result: Result<RawJson, ErrorObject>,
-) {
-    // Sized for the result and the envelope at once (growing from empty reallocated the
-    // frame several times per response).
-    let mut frame = Vec::with_capacity(result.as_ref().map_or(128, |raw| raw.get().len() + 64));
-    let written = match result {
-        Ok(raw) => serde_json::to_writer(&mut frame, &ResultResponse::new(id, raw)),
-        Err(error) => serde_json::to_writer(&mut frame, &ErrorResponse::new(Some(id), error)),
+/// The size of the read loop's future for `handler`: what every connection keeps for as
+/// long as it lives (see [`Loop::run`]).
+#[cfg(test)]
+pub(crate) fn run_future_size<H: Handler>(handler: H) -> usize {
+    let (_tx, incoming) = mpsc::channel::<TransportEvent>(1);
+    let (outgoing, _rx) = mpsc::channel(1);
+    let peer = Peer::new(outgoing, None, std::time::Duration::from_secs(1));
+    let state = Loop {
+        handler: Arc::new(handler),
+        peer,
+        slots: Arc::new(Semaphore::new(1)),
+        config: EngineConfig::default(),
+        in_flight: Arc::default(),
+        tracker: TaskTracker::new(),
+        closing: CancellationToken::new(),
+        inline: true,
     };
-    if written.is_err() {
-        return;
-    }
-    match responder {
-        Responder::Direct => {
-            let _ = peer.send_frame(frame).await;
-        }
-        Responder::Batch(tx) => {
-            let _ = tx.send(serde_json::from_slice(&frame).ok()).await;
-        }
-    }
-}
-
-fn progress_token(
-    params: Option<&serde_json::value::RawValue>,
-) -> Option<ferry_protocol::types::ProgressToken> {
-    #[derive(Deserialize)]
-    struct Probe {
-        #[serde(rename = "_meta", default)]
-        meta: Option<MetaProbe>,
-    }
-    #[derive(Deserialize)]
-    struct MetaProbe {
-        #[serde(rename = "progressToken", default)]
-        progress_token: Option<ferry_protocol::types::ProgressToken>,
-    }
-    let params = params?.get();
-    // Most requests carry no token: skip the parse when the key cannot be there (a JSON
-    // string can spell a letter of it differently only with a `\u` escape).
-    if !params.contains("progressToken") && !params.contains("\\u") {
-        return None;
-    }
-    serde_json::from_str::<Probe>(params)
-        .ok()?
-        .meta?
-        .progress_token
-}
-
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a non-string panic payload".to_owned()
-    }
+    std::mem::size_of_val(&state.run(incoming, None))
 }

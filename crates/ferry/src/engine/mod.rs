@@ -41,6 +41,8 @@ pub use child::{
     ChildCommand, ChildProcess, ShutdownOutcome, ShutdownStage, ShutdownTimeouts, StderrMode,
 };
 pub use config::EngineConfig;
+#[cfg(test)]
+pub(crate) use dispatch::run_future_size;
 pub use dispatch::{Engine, EngineHandle};
 pub use peer::{CallError, CallOptions, Peer};
 pub use progress::{ProgressError, ProgressReporter};

@@ -1,0 +1,253 @@
+//! One request: its concurrency slot, cancellation, panics, and its one response.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::task::Poll;
+
+use ferry_protocol::RequestId;
+use ferry_protocol::jsonrpc::{ErrorObject, ErrorResponse, RawJson, Request, ResultResponse};
+use futures_util::FutureExt;
+use serde::Deserialize;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
+
+use super::{BoxFuture, Loop, Responder};
+use crate::engine::peer::Peer;
+use crate::engine::progress::ProgressReporter;
+use crate::engine::transport::Attachment;
+use crate::engine::{Handler, RequestContext, related};
+
+/// What the read loop does with a request it has taken (see [`Loop::run_work`]).
+pub(super) enum Work {
+    /// Finish it before reading on: an answer the engine makes itself (`ping`, a
+    /// refusal), or a request the handler wants handled in order.
+    Finish(BoxFuture<'static, ()>),
+    /// The handler's work: on a single-threaded runtime first polled in place, and then,
+    /// if it has to wait, in a task of its own.
+    Run(BoxFuture<'static, ()>),
+}
+
+impl<H: Handler> Loop<H> {
+    /// Take a request: what is left to do is the returned [`Work`].
+    pub(super) fn request(
+        &self,
+        request: Request,
+        responder: Responder,
+        attachment: Option<Attachment>,
+    ) -> Work {
+        let id = request.id.clone();
+        if request.method == "ping"
+            && self.config.answer_ping
+            && self.handler.engine_answers_ping(&request)
+        {
+            let result = serde_json::value::to_raw_value(&serde_json::json!({}))
+                .map_err(ErrorObject::internal_error);
+            let peer = self.peer.clone();
+            return Work::Finish(Box::pin(async move {
+                respond_to(&peer, &responder, id, result).await;
+            }));
+        }
+        // A token of its own, not a child of a connection-wide one: children cost a lock
+        // of the shared parent on creation and on drop. The shutdown cancels each token
+        // in `in_flight` instead.
+        let token = CancellationToken::new();
+        let refused = {
+            let mut in_flight = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+            if in_flight.contains_key(&id) {
+                Some(ErrorObject::invalid_request(format!(
+                    "request id {id} is already in flight"
+                )))
+            } else if in_flight.len() >= self.config.max_pending_requests {
+                Some(ErrorObject::internal_error(format!(
+                    "too many requests in flight (limit {})",
+                    self.config.max_pending_requests
+                )))
+            } else {
+                in_flight.insert(id.clone(), token.clone());
+                None
+            }
+        };
+        if let Some(error) = refused {
+            let peer = self.peer.clone();
+            return Work::Finish(Box::pin(async move {
+                respond_to(&peer, &responder, id, Err(error)).await;
+            }));
+        }
+        let progress = progress_token(request.params.as_deref())
+            .map(|t| ProgressReporter::new(t, self.peer.clone()));
+        let context = RequestContext {
+            id: id.clone(),
+            cancel: token.clone(),
+            closing: self.closing.clone(),
+            progress: progress.clone(),
+            peer: self.peer.clone(),
+            attachment,
+        };
+        let ordered = self.handler.in_order(&request.method);
+        let needs_slot = !self.handler.long_lived(&request.method);
+        let handler = Arc::clone(&self.handler);
+        let slots = Arc::clone(&self.slots);
+        let in_flight = Arc::clone(&self.in_flight);
+        let peer = self.peer.clone();
+        let work: BoxFuture<'static, ()> = Box::pin(async move {
+            let method = request.method.clone();
+            // Pinned where they are made, and the handler's future built inside the awaited
+            // expression: a future bound to a local and then moved into another would be
+            // stored twice in this one (it was ~7 KiB, allocated and copied per request).
+            let outcome = {
+                let run = std::pin::pin!(async {
+                    let _slot = if needs_slot {
+                        Some(slots.acquire_owned().await)
+                    } else {
+                        None
+                    };
+                    AssertUnwindSafe(related::serving(
+                        id.clone(),
+                        handler.request(request, context),
+                    ))
+                    .catch_unwind()
+                    .await
+                });
+                let cancelled = std::pin::pin!(token.cancelled());
+                until_cancelled(&token, run, cancelled).await
+            };
+            in_flight
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&id);
+            if let Some(progress) = &progress {
+                progress.deactivate().await;
+            }
+            let result = match outcome {
+                None => {
+                    tracing::debug!(%id, %method, "request cancelled; no response");
+                    if let Responder::Batch(tx) = &responder {
+                        let _ = tx.try_send(None);
+                    }
+                    return;
+                }
+                Some(Ok(result)) => result,
+                Some(Err(panic)) => {
+                    let what = panic_message(&*panic);
+                    tracing::error!(%id, %method, "handler panicked: {what}");
+                    Err(ErrorObject::internal_error(format!(
+                        "the handler of {method} (request {id}) panicked: {what}"
+                    ))
+                    .with_data(serde_json::json!({"method": method, "id": id.to_string()})))
+                }
+            };
+            respond_to(&peer, &responder, id, result).await;
+        });
+        if ordered {
+            Work::Finish(work)
+        } else {
+            Work::Run(work)
+        }
+    }
+
+    /// Do what is left of a request before the next message is read.
+    pub(super) async fn run_work(&self, work: Work) {
+        match work {
+            Work::Finish(work) => work.await,
+            // On a single-threaded runtime a handler that is ready at once (most tools) is
+            // answered here, without a task of its own (its spawn, scheduling and wake-up
+            // cost more than the handler). One poll only: whatever waits goes on in its own
+            // task, so the next message is read at once. A multi-threaded runtime always
+            // spawns, so that handlers keep running in parallel.
+            Work::Run(mut work) => {
+                if self.inline {
+                    let polled =
+                        std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;
+                    if polled.is_ready() {
+                        return;
+                    }
+                }
+                self.tracker.spawn(work);
+            }
+        }
+    }
+}
+
+/// `future`'s output, or `None` once `token` is cancelled (checked first at every poll:
+/// no output is taken after a cancellation); `cancelled` is `token.cancelled()`. Unlike a
+/// `select!` on it, a future that is ready at its first poll never registers with the
+/// token.
+fn until_cancelled<'a, 'b: 'a, F: Future>(
+    token: &'a CancellationToken,
+    mut future: std::pin::Pin<&'a mut F>,
+    mut cancelled: std::pin::Pin<&'a mut WaitForCancellationFuture<'b>>,
+) -> impl Future<Output = Option<F::Output>> + 'a {
+    std::future::poll_fn(move |cx| {
+        if token.is_cancelled() {
+            return Poll::Ready(None);
+        }
+        if let Poll::Ready(output) = future.as_mut().poll(cx) {
+            return Poll::Ready(Some(output));
+        }
+        match cancelled.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(None),
+            Poll::Pending => Poll::Pending,
+        }
+    })
+}
+
+async fn respond_to(
+    peer: &Peer,
+    responder: &Responder,
+    id: RequestId,
+    result: Result<RawJson, ErrorObject>,
+) {
+    // Sized for the result and the envelope at once (growing from empty reallocated the
+    // frame several times per response).
+    let mut frame = Vec::with_capacity(result.as_ref().map_or(128, |raw| raw.get().len() + 64));
+    let written = match result {
+        Ok(raw) => serde_json::to_writer(&mut frame, &ResultResponse::new(id, raw)),
+        Err(error) => serde_json::to_writer(&mut frame, &ErrorResponse::new(Some(id), error)),
+    };
+    if written.is_err() {
+        return;
+    }
+    match responder {
+        Responder::Direct => {
+            let _ = peer.send_frame(frame).await;
+        }
+        // Never full: the channel has room for one reply per entry of the batch.
+        Responder::Batch(tx) => {
+            let _ = tx.try_send(serde_json::from_slice(&frame).ok());
+        }
+    }
+}
+
+fn progress_token(
+    params: Option<&serde_json::value::RawValue>,
+) -> Option<ferry_protocol::types::ProgressToken> {
+    #[derive(Deserialize)]
+    struct Probe {
+        #[serde(rename = "_meta", default)]
+        meta: Option<MetaProbe>,
+    }
+    #[derive(Deserialize)]
+    struct MetaProbe {
+        #[serde(rename = "progressToken", default)]
+        progress_token: Option<ferry_protocol::types::ProgressToken>,
+    }
+    let params = params?.get();
+    // Most requests carry no token: skip the parse when the key cannot be there (a JSON
+    // string can spell a letter of it differently only with a `\u` escape).
+    if !params.contains("progressToken") && !params.contains("\\u") {
+        return None;
+    }
+    serde_json::from_str::<Probe>(params)
+        .ok()?
+        .meta?
+        .progress_token
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a non-string panic payload".to_owned()
+    }
+}
