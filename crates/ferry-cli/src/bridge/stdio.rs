@@ -61,8 +61,8 @@ pub(crate) async fn run(
             break ExitCode::SUCCESS;
         }
         tokio::select! {
-            event = stdio.incoming.recv(), if draining.is_none() => match event {
-                Some(TransportEvent::Frame(frame) | TransportEvent::Attached(frame, _)) => {
+            event = stdio.incoming.recv(), if draining.is_none() => match event.map(TransportEvent::into_frame) {
+                Some(Ok(frame)) => {
                     pending.host_sent(&frame);
                     if initializing.is_some() {
                         held.push_back(frame);
@@ -74,10 +74,10 @@ pub(crate) async fn run(
                         break ExitCode::FAILURE;
                     }
                 }
-                Some(TransportEvent::Oversized { bytes }) => {
+                Some(Err(TransportEvent::Oversized { bytes })) => {
                     note!("ferry bridge: a {bytes}-byte line on stdin is over the limit; dropped");
                 }
-                Some(_) => {}
+                Some(Err(_)) => {}
                 None => {
                     // Stop reading, but let what was asked be answered first.
                     draining = Some(tokio::time::Instant::now() + drain_timeout);
@@ -96,8 +96,8 @@ pub(crate) async fn run(
                 let _ = answer_all(&stdio.outgoing, &mut pending, &why).await;
                 break ExitCode::SUCCESS;
             }
-            event = http.incoming.recv() => match event {
-                Some(TransportEvent::Frame(frame) | TransportEvent::Attached(frame, _)) => {
+            event = http.incoming.recv() => match event.map(TransportEvent::into_frame) {
+                Some(Ok(frame)) => {
                     pending.server_sent(&frame);
                     if initializing.is_some() && answers(&frame, initializing.as_ref()) {
                         initializing = None;
@@ -116,7 +116,7 @@ pub(crate) async fn run(
                         break ExitCode::FAILURE;
                     }
                 }
-                Some(_) => {}
+                Some(Err(_)) => {}
                 None => {
                     note!("ferry bridge: the HTTP connection ended");
                     let why = "ferry bridge: the HTTP connection ended";

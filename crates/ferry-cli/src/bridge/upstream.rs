@@ -137,9 +137,8 @@ impl Upstream {
                 return;
             }
             while let Some(event) = incoming.recv().await {
-                let frame = match event {
-                    TransportEvent::Frame(frame) | TransportEvent::Attached(frame, _) => frame,
-                    _ => continue,
+                let Ok(frame) = event.into_frame() else {
+                    continue;
                 };
                 if tx.send(Cmd::Frame(client, frame)).await.is_err() {
                     return;

@@ -82,11 +82,9 @@ impl Target {
                 let mut from_child = transport.incoming;
                 tokio::spawn(async move {
                     while let Some(event) = from_child.recv().await {
-                        let item = match event {
-                            TransportEvent::Frame(frame) | TransportEvent::Attached(frame, _) => {
-                                Received::parse(&frame)
-                            }
-                            TransportEvent::Oversized { bytes } => Received::Garbage(format!(
+                        let item = match event.into_frame() {
+                            Ok(frame) => Received::parse(&frame),
+                            Err(TransportEvent::Oversized { bytes }) => Received::Garbage(format!(
                                 "a line of at least {bytes} bytes (over the checker's limit)"
                             )),
                             // A child process's transport delivers nothing else.

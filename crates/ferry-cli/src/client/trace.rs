@@ -22,14 +22,12 @@ pub(crate) fn wrap(inner: Transport) -> (Transport, JoinHandle<()>) {
     let (engine_outgoing, mut from_engine) = mpsc::channel::<Frame>(64);
     tokio::spawn(async move {
         while let Some(event) = incoming.recv().await {
-            match &event {
-                TransportEvent::Frame(frame) | TransportEvent::Attached(frame, _) => {
-                    output::note(&format!("<-- {}", String::from_utf8_lossy(frame)));
-                }
-                TransportEvent::Oversized { bytes } => {
-                    output::note(&format!("<-- (a frame of {bytes} bytes, over the limit)"));
-                }
-                _ => output::note("<-- (an event this tracer does not know)"),
+            if let Some(frame) = event.frame() {
+                output::note(&format!("<-- {}", String::from_utf8_lossy(frame)));
+            } else if let TransportEvent::Oversized { bytes } = &event {
+                output::note(&format!("<-- (a frame of {bytes} bytes, over the limit)"));
+            } else {
+                output::note("<-- (an event this tracer does not know)");
             }
             if to_engine.send(event).await.is_err() {
                 break;

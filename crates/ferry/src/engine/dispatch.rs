@@ -140,7 +140,10 @@ impl<H: Handler> Loop<H> {
     fn take(&self, event: TransportEvent, limits: &ClassifyLimits) -> Step<'_> {
         let (frame, attachment) = match event {
             TransportEvent::Frame(frame) => (frame, None),
-            TransportEvent::Attached(frame, attachment) => (frame, Some(attachment)),
+            TransportEvent::Attached(attached) => {
+                let (frame, attachment) = *attached;
+                (frame, Some(attachment))
+            }
             TransportEvent::Oversized { bytes } => {
                 let error = ErrorObject::invalid_request(format!(
                     "message of at least {bytes} bytes exceeds the limit of {} bytes",

@@ -15,18 +15,51 @@ use super::related::RelatedSink;
 pub type Frame = Vec<u8>;
 
 /// What a transport delivers to the engine.
+///
+/// As small as a [`Frame`] (24 bytes on 64-bit targets): the engine's input channel
+/// allocates room for 32 events at once whatever its capacity, and every connection (an
+/// idle HTTP session, say) keeps one; so the rare attached frame is boxed.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum TransportEvent {
     /// A frame.
     Frame(Frame),
-    /// A frame with data for the handlers of the requests in it (see [`Attachment`]).
-    Attached(Frame, Attachment),
+    /// A frame with data for the handlers of the requests in it (see [`Attachment`]):
+    /// `(frame, attachment)`, boxed (see above); [`TransportEvent::attached`] makes one.
+    Attached(Box<(Frame, Attachment)>),
     /// A frame that exceeded the size limit and was discarded.
     Oversized {
         /// Its size in bytes (at least; reading stopped counting at the limit).
         bytes: usize,
     },
+}
+
+impl TransportEvent {
+    /// A frame with an attachment ([`TransportEvent::Attached`]).
+    pub fn attached(frame: Frame, attachment: Attachment) -> Self {
+        TransportEvent::Attached(Box::new((frame, attachment)))
+    }
+
+    /// The frame of a [`Frame`](TransportEvent::Frame) or an
+    /// [`Attached`](TransportEvent::Attached) event.
+    pub fn frame(&self) -> Option<&Frame> {
+        match self {
+            TransportEvent::Frame(frame) => Some(frame),
+            TransportEvent::Attached(attached) => Some(&attached.0),
+            TransportEvent::Oversized { .. } => None,
+        }
+    }
+
+    /// The frame of a [`Frame`](TransportEvent::Frame) or an
+    /// [`Attached`](TransportEvent::Attached) event (the attachment is dropped); any other
+    /// event as it is.
+    pub fn into_frame(self) -> Result<Frame, TransportEvent> {
+        match self {
+            TransportEvent::Frame(frame) => Ok(frame),
+            TransportEvent::Attached(attached) => Ok(attached.0),
+            other => Err(other),
+        }
+    }
 }
 
 /// Data a transport attaches to one frame for the handlers of the requests it carries:

@@ -378,7 +378,7 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
     };
     entry.activity.posted(&message);
     let event = match data.attachment {
-        Some(attachment) => TransportEvent::Attached(bytes.to_vec(), attachment),
+        Some(attachment) => TransportEvent::attached(bytes.to_vec(), attachment),
         None => TransportEvent::Frame(bytes.to_vec()),
     };
     if entry.to_engine.send(event).await.is_err() {

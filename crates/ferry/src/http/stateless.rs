@@ -319,7 +319,7 @@ impl Exchange {
             Transport::new(incoming, outgoing),
         );
         let event = match attachment {
-            Some(attachment) => TransportEvent::Attached(frame, attachment),
+            Some(attachment) => TransportEvent::attached(frame, attachment),
             None => TransportEvent::Frame(frame),
         };
         let _ = to_engine.send(event).await;

@@ -119,7 +119,7 @@ impl Session {
         match sender {
             Some(sender) => sender
                 .send(match attachment {
-                    Some(attachment) => TransportEvent::Attached(frame, attachment),
+                    Some(attachment) => TransportEvent::attached(frame, attachment),
                     None => TransportEvent::Frame(frame),
                 })
                 .await
