@@ -58,6 +58,11 @@ pub(crate) struct ServerInner {
     pub(crate) declared: Declared,
     /// Application state handlers reach with [`Context::state`], by type.
     pub(crate) states: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    /// The client capabilities the latest `initialize` declared, shared by the connections
+    /// whose clients declared the same (a server's clients are mostly alike; each copy is
+    /// ~650 bytes a connection keeps for its whole life).
+    pub(crate) client_capabilities:
+        std::sync::Mutex<Arc<ferry_protocol::types::ClientCapabilities>>,
 }
 
 /// An MCP server. Cheap to clone; every clone serves the same registry, and a change made
@@ -122,6 +127,7 @@ impl Server {
                 list_cache: CacheHint::default(),
                 read_cache: CacheHint::default(),
                 declared: Declared::default(),
+                client_capabilities: std::sync::Mutex::default(),
             },
             request_state_key: None,
             request_state_ttl: DEFAULT_REQUEST_STATE_TTL,

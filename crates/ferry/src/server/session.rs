@@ -25,20 +25,46 @@ use crate::engine::{
     Engine, EngineHandle, Handler, HandlerResult, Peer, RequestContext, Transport,
 };
 
-/// What the session era negotiated on this connection.
+/// What the session era negotiated on this connection. (Every connection keeps it for its
+/// whole life: it holds only what is read later.)
 #[derive(Default)]
 struct SessionState {
     version: Option<ProtocolVersion>,
-    client_capabilities: Arc<ClientCapabilities>,
-    /// What `initialize` told the client the server offers: the promise list changes are
-    /// announced against, even after the last tool (say) is removed.
-    advertised: ServerCapabilities,
-    client_info: Option<Implementation>,
+    /// What the client declared in `initialize` (see [`shared_client_capabilities`]).
+    client_capabilities: Option<Arc<ClientCapabilities>>,
+    /// The lists `initialize` told the client the server offers: the promise list changes
+    /// are announced against, even after the last tool (say) is removed.
+    advertised: Advertised,
     initialized: bool,
     /// Set by `logging/setLevel`; until then every level is sent.
     log_level: Option<LoggingLevel>,
     /// URIs the client subscribed to with `resources/subscribe`.
     subscriptions: HashSet<String>,
+}
+
+/// Which lists a server's capabilities in `initialize` offered.
+#[derive(Clone, Copy, Default)]
+struct Advertised {
+    tools: bool,
+    resources: bool,
+    prompts: bool,
+}
+
+/// `capabilities` as an `Arc` shared with the connections before whose clients declared
+/// the same (see `ServerInner::client_capabilities`).
+fn shared_client_capabilities(
+    server: &Server,
+    capabilities: &ClientCapabilities,
+) -> Arc<ClientCapabilities> {
+    let mut latest = server
+        .inner
+        .client_capabilities
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if **latest != *capabilities {
+        *latest = Arc::new(capabilities.clone());
+    }
+    Arc::clone(&latest)
 }
 
 pub(crate) struct Session {
@@ -141,20 +167,17 @@ impl Session {
         if !state.initialized || state.version.is_none() {
             return None;
         }
-        let capabilities = &state.advertised;
+        let advertised = state.advertised;
         match change {
-            Change::Tools => capabilities
+            Change::Tools => advertised
                 .tools
-                .as_ref()
-                .map(|_| ("notifications/tools/list_changed", None)),
-            Change::Resources => capabilities
+                .then_some(("notifications/tools/list_changed", None)),
+            Change::Resources => advertised
                 .resources
-                .as_ref()
-                .map(|_| ("notifications/resources/list_changed", None)),
-            Change::Prompts => capabilities
+                .then_some(("notifications/resources/list_changed", None)),
+            Change::Prompts => advertised
                 .prompts
-                .as_ref()
-                .map(|_| ("notifications/prompts/list_changed", None)),
+                .then_some(("notifications/prompts/list_changed", None)),
             Change::ResourceUpdated(uri) => state.subscriptions.contains(&**uri).then(|| {
                 let params = ResourceUpdatedNotificationParams {
                     uri: uri.to_string(),
@@ -269,10 +292,16 @@ impl Session {
                 ErrorObject::invalid_request("this server speaks no session-era revision")
             })?;
         state.version = Some(version);
-        state.client_capabilities = Arc::new(params.capabilities.clone());
-        state.client_info = Some(params.client_info.clone());
+        state.client_capabilities = Some(shared_client_capabilities(
+            &self.server,
+            &params.capabilities,
+        ));
         let capabilities = self.server.capabilities();
-        state.advertised = capabilities.clone();
+        state.advertised = Advertised {
+            tools: capabilities.tools.is_some(),
+            resources: capabilities.resources.is_some(),
+            prompts: capabilities.prompts.is_some(),
+        };
         drop(state);
         let inner = &self.server.inner;
         reply(
@@ -334,7 +363,8 @@ impl Session {
                     .unwrap_or_default(),
             )
         } else {
-            Arc::clone(&self.state().client_capabilities)
+            // (Before `initialize`: none.)
+            self.state().client_capabilities.clone().unwrap_or_default()
         };
         Context {
             server: self.server.clone(),
@@ -640,5 +670,22 @@ mod tests {
         assert!(size <= 256, "forwarding changes takes {size} bytes");
         let size = crate::engine::run_future_size(session);
         assert!(size <= 1024, "the engine's future takes {size} bytes");
+    }
+
+    #[test]
+    fn connections_whose_clients_declare_the_same_capabilities_share_them() {
+        use super::{ClientCapabilities, shared_client_capabilities};
+        let server = super::Server::builder("x", "1").build();
+        let roots: ClientCapabilities =
+            serde_json::from_value(serde_json::json!({"roots": {"listChanged": true}}))
+                .expect("capabilities");
+        let first = shared_client_capabilities(&server, &roots);
+        let second = shared_client_capabilities(&server, &roots.clone());
+        assert!(std::sync::Arc::ptr_eq(&first, &second));
+        let other = shared_client_capabilities(&server, &ClientCapabilities::default());
+        assert_eq!(*other, ClientCapabilities::default());
+        assert_eq!(*first, roots, "an earlier connection keeps what its client declared");
+        let third = shared_client_capabilities(&server, &roots);
+        assert_eq!(*third, roots);
     }
 }

@@ -63,7 +63,9 @@ pub(super) async fn answer(
         // Every event is known (`sse_responses`): one body with a length, written at once,
         // instead of a chunked stream polled event by event.
         let mut body = Vec::with_capacity(pending.iter().map(Bytes::len).sum());
-        pending.iter().for_each(|event| body.extend_from_slice(event));
+        pending
+            .iter()
+            .for_each(|event| body.extend_from_slice(event));
         let mut response = Response::new(Body::from(body));
         sse::headers(&mut response);
         return response;
