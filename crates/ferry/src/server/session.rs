@@ -684,7 +684,10 @@ mod tests {
         assert!(std::sync::Arc::ptr_eq(&first, &second));
         let other = shared_client_capabilities(&server, &ClientCapabilities::default());
         assert_eq!(*other, ClientCapabilities::default());
-        assert_eq!(*first, roots, "an earlier connection keeps what its client declared");
+        assert_eq!(
+            *first, roots,
+            "an earlier connection keeps what its client declared"
+        );
         let third = shared_client_capabilities(&server, &roots);
         assert_eq!(*third, roots);
     }
