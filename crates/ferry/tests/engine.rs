@@ -425,3 +425,49 @@ async fn calls_after_the_peer_hung_up_fail_at_once() {
         started.elapsed()
     );
 }
+
+/// A frame the transport has already read (`TransportEvent::Classified`) is answered like
+/// the same frame sent raw; one over the engine's size limit is refused as a frame is.
+#[tokio::test]
+async fn classified_frames_are_answered_and_limited_like_raw_ones() {
+    let (to_engine, incoming) = mpsc::channel(8);
+    let (outgoing, mut from_engine) = mpsc::channel(8);
+    let config = EngineConfig {
+        max_message_bytes: 200,
+        ..EngineConfig::default()
+    };
+    let _engine = Engine::start(
+        Transport::new(incoming, outgoing),
+        TestHandler::default(),
+        config,
+    );
+    let classified = |value: Value| {
+        let frame = serde_json::to_vec(&value).unwrap();
+        let ferry::protocol::jsonrpc::Inbound::Single(message) =
+            ferry::protocol::jsonrpc::classify(&frame)
+        else {
+            panic!("one message: {value}");
+        };
+        TransportEvent::classified(frame, message, None)
+    };
+    let mut answer = async |event: TransportEvent| -> Value {
+        to_engine.send(event).await.unwrap();
+        let frame = tokio::time::timeout(Duration::from_secs(5), from_engine.recv())
+            .await
+            .expect("an answer in time")
+            .expect("the engine runs");
+        serde_json::from_slice(&frame).unwrap()
+    };
+    let echo = json!({"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"x": 1}});
+    let raw_answer = answer(TransportEvent::Frame(serde_json::to_vec(&echo).unwrap())).await;
+    assert_eq!(
+        raw_answer,
+        json!({"jsonrpc": "2.0", "id": 1, "result": {"x": 1}})
+    );
+    assert_eq!(answer(classified(echo)).await, raw_answer);
+
+    let big = json!({"jsonrpc": "2.0", "id": 2, "method": "echo",
+                     "params": {"x": "y".repeat(300)}});
+    let refused = answer(classified(big)).await;
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+}

@@ -18,7 +18,7 @@ use tokio_util::task::TaskTracker;
 use super::Handler;
 use super::config::EngineConfig;
 use super::peer::{CallError, Peer};
-use super::transport::{Transport, TransportEvent};
+use super::transport::{Classified, Transport, TransportEvent};
 
 mod request;
 
@@ -144,6 +144,19 @@ impl<H: Handler> Loop<H> {
                 let (frame, attachment) = *attached;
                 (frame, Some(attachment))
             }
+            // Read by the transport already (the same classification): not again, unless
+            // it is over this engine's size limit (then refused as a frame would be).
+            TransportEvent::Classified(classified) => {
+                let Classified {
+                    frame,
+                    message,
+                    attachment,
+                } = *classified;
+                if frame.len() <= limits.max_message_bytes {
+                    return self.take_message(message, attachment);
+                }
+                (frame, attachment)
+            }
             TransportEvent::Oversized { bytes } => {
                 let error = ErrorObject::invalid_request(format!(
                     "message of at least {bytes} bytes exceeds the limit of {} bytes",
@@ -153,20 +166,7 @@ impl<H: Handler> Loop<H> {
             }
         };
         match classify_with(&frame, limits) {
-            Inbound::Single(Message::Request(request)) => {
-                Step::Request(self.request(request, Responder::Direct, attachment))
-            }
-            Inbound::Single(Message::Notification(notification)) => {
-                if self.notification(&notification) {
-                    Step::Notify(notification)
-                } else {
-                    Step::Done
-                }
-            }
-            Inbound::Single(Message::Response(response)) => {
-                self.response(response);
-                Step::Done
-            }
+            Inbound::Single(message) => self.take_message(message, attachment),
             Inbound::Batch(entries) => Step::Rare(Box::pin(self.batch(entries, attachment))),
             Inbound::Rejected(rejected) if rejected.reply => Step::Rare(Box::pin(
                 self.write_frame(serde_json::to_vec(&rejected.response)),
@@ -176,6 +176,30 @@ impl<H: Handler> Loop<H> {
                     "dropped an invalid response: {}",
                     rejected.response.error.message
                 );
+                Step::Done
+            }
+        }
+    }
+
+    /// What the read loop does with one message (not part of a batch).
+    fn take_message(
+        &self,
+        message: Message,
+        attachment: Option<super::transport::Attachment>,
+    ) -> Step<'_> {
+        match message {
+            Message::Request(request) => {
+                Step::Request(self.request(request, Responder::Direct, attachment))
+            }
+            Message::Notification(notification) => {
+                if self.notification(&notification) {
+                    Step::Notify(notification)
+                } else {
+                    Step::Done
+                }
+            }
+            Message::Response(response) => {
+                self.response(response);
                 Step::Done
             }
         }

@@ -49,7 +49,7 @@ pub use progress::{ProgressError, ProgressReporter};
 pub use related::RelatedSink;
 #[cfg(unix)]
 pub use stdio::stdio;
-pub use transport::{Attachment, Frame, Transport, TransportEvent, Writer};
+pub use transport::{Attachment, Classified, Frame, Transport, TransportEvent, Writer};
 
 /// The outcome of an incoming request: a raw result or an error.
 pub type HandlerResult = Result<RawJson, ErrorObject>;

@@ -9,6 +9,8 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use ferry_protocol::jsonrpc::Message;
+
 use super::related::RelatedSink;
 
 /// One complete JSON text.
@@ -27,6 +29,10 @@ pub enum TransportEvent {
     /// A frame with data for the handlers of the requests in it (see [`Attachment`]):
     /// `(frame, attachment)`, boxed (see above); [`TransportEvent::attached`] makes one.
     Attached(Box<(Frame, Attachment)>),
+    /// A frame its transport has already read as one valid message (the HTTP session
+    /// layer reads each POST to route its answer): the engine takes the message instead of
+    /// reading the frame again. Boxed (see above); [`TransportEvent::classified`] makes one.
+    Classified(Box<Classified>),
     /// A frame that exceeded the size limit and was discarded.
     Oversized {
         /// Its size in bytes (at least; reading stopped counting at the limit).
@@ -40,26 +46,51 @@ impl TransportEvent {
         TransportEvent::Attached(Box::new((frame, attachment)))
     }
 
-    /// The frame of a [`Frame`](TransportEvent::Frame) or an
-    /// [`Attached`](TransportEvent::Attached) event.
+    /// A frame with what `ferry_protocol::jsonrpc::classify` read from it: one valid
+    /// message ([`TransportEvent::Classified`]).
+    pub fn classified(frame: Frame, message: Message, attachment: Option<Attachment>) -> Self {
+        TransportEvent::Classified(Box::new(Classified {
+            frame,
+            message,
+            attachment,
+        }))
+    }
+
+    /// The frame of a [`Frame`](TransportEvent::Frame), an
+    /// [`Attached`](TransportEvent::Attached) or a [`Classified`](TransportEvent::Classified)
+    /// event.
     pub fn frame(&self) -> Option<&Frame> {
         match self {
             TransportEvent::Frame(frame) => Some(frame),
             TransportEvent::Attached(attached) => Some(&attached.0),
+            TransportEvent::Classified(classified) => Some(&classified.frame),
             TransportEvent::Oversized { .. } => None,
         }
     }
 
-    /// The frame of a [`Frame`](TransportEvent::Frame) or an
-    /// [`Attached`](TransportEvent::Attached) event (the attachment is dropped); any other
-    /// event as it is.
+    /// The frame of a [`Frame`](TransportEvent::Frame), an
+    /// [`Attached`](TransportEvent::Attached) or a [`Classified`](TransportEvent::Classified)
+    /// event (the rest is dropped); any other event as it is.
     pub fn into_frame(self) -> Result<Frame, TransportEvent> {
         match self {
             TransportEvent::Frame(frame) => Ok(frame),
             TransportEvent::Attached(attached) => Ok(attached.0),
+            TransportEvent::Classified(classified) => Ok(classified.frame),
             other => Err(other),
         }
     }
+}
+
+/// A frame and the one valid message read from it (see [`TransportEvent::Classified`]).
+#[derive(Debug)]
+pub struct Classified {
+    /// The frame as it came (what a transport that forwards bytes sends on).
+    pub frame: Frame,
+    /// What `ferry_protocol::jsonrpc::classify` read from `frame`. The engine trusts it:
+    /// a transport must not put another message here.
+    pub message: Message,
+    /// Data for the handlers of the request, if any (see [`Attachment`]).
+    pub attachment: Option<Attachment>,
 }
 
 /// Data a transport attaches to one frame for the handlers of the requests it carries:

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use ferry_protocol::jsonrpc::ErrorObject;
+use ferry_protocol::jsonrpc::{ErrorObject, Message};
 use ferry_protocol::{Feature, ProtocolVersion, RequestId};
 use serde::Deserialize;
 use tokio::sync::mpsc;
@@ -40,9 +40,10 @@ pub(crate) async fn post(
         tokens,
         cancelled,
         refused,
+        message,
     } = posted;
     let (rejected, batch) = match shape {
-        Shape::Initialize(Some(id)) => return initialize(shared, bytes, id, data).await,
+        Shape::Initialize(Some(id)) => return initialize(shared, bytes, message, id, data).await,
         Shape::Initialize(None) => return bad_request("initialize must be a request with an id"),
         Shape::Single(rejected) => (rejected, None),
         Shape::Batch(entries) => (None, Some(entries)),
@@ -77,7 +78,7 @@ pub(crate) async fn post(
     }
     if ids.is_empty() {
         if session
-            .write(bytes.to_vec(), data.attachment)
+            .write(bytes.to_vec(), message, data.attachment)
             .await
             .is_err()
         {
@@ -94,7 +95,7 @@ pub(crate) async fn post(
             Err(response) => return response,
         };
     if session
-        .write(bytes.to_vec(), data.attachment)
+        .write(bytes.to_vec(), message, data.attachment)
         .await
         .is_err()
     {
@@ -111,6 +112,7 @@ pub(crate) async fn post(
 pub(super) async fn initialize(
     shared: &Arc<Shared>,
     bytes: Bytes,
+    message: Option<Message>,
     id: RequestId,
     data: RequestData,
 ) -> Response {
@@ -181,7 +183,7 @@ pub(super) async fn initialize(
         Err(response) => return end(response),
     };
     if session
-        .write(bytes.to_vec(), data.attachment)
+        .write(bytes.to_vec(), message, data.attachment)
         .await
         .is_err()
     {

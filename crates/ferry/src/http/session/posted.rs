@@ -31,6 +31,9 @@ pub(crate) struct Posted {
     /// Why an entry cannot be accepted (the first one: an `initialize` in a batch, an
     /// invalid request id).
     pub(super) refused: Option<String>,
+    /// The one valid message, when [`Posted::classified`] read it (handed to the engine,
+    /// which then does not read the body again).
+    pub(super) message: Option<Message>,
 }
 
 /// The body's shape.
@@ -51,6 +54,7 @@ impl Posted {
             tokens: Vec::new(),
             cancelled: Vec::new(),
             refused: None,
+            message: None,
         }
     }
 
@@ -65,31 +69,38 @@ impl Posted {
         let Inbound::Single(message) = jsonrpc::classify(bytes) else {
             return None;
         };
-        let (method, id, params) = match message {
-            Message::Response(_) => return Some(Posted::new(Shape::Single(None))),
-            Message::Request(r) => (r.method, Some(r.id), r.params),
-            Message::Notification(n) => (n.method, None, n.params),
+        let (method, id, params) = match &message {
+            Message::Response(_) => {
+                let mut posted = Posted::new(Shape::Single(None));
+                posted.message = Some(message);
+                return Some(posted);
+            }
+            Message::Request(r) => (&*r.method, Some(&r.id), r.params.as_deref()),
+            Message::Notification(n) => (&*n.method, None, n.params.as_deref()),
         };
         if method == "server/discover" || (id.is_none() && !headers.contains_key(SESSION_ID)) {
             return None;
         }
-        let params = Skim::of(params.as_deref())?;
+        let params = Skim::of(params)?;
         if params.stateless {
             return None;
         }
-        if method == "initialize" {
-            return Some(Posted::new(Shape::Initialize(id)));
-        }
-        let mut posted = Posted::new(Shape::Single(None));
-        if method == "notifications/cancelled"
-            && let Some(cancelled) = params.request_id
-        {
-            posted.cancelled.push(cancelled);
-        }
-        if let Some(id) = id {
-            posted.ids.push(id);
-            posted.tokens.extend(params.progress_token);
-        }
+        let mut posted = if method == "initialize" {
+            Posted::new(Shape::Initialize(id.cloned()))
+        } else {
+            let mut posted = Posted::new(Shape::Single(None));
+            if method == "notifications/cancelled"
+                && let Some(cancelled) = params.request_id
+            {
+                posted.cancelled.push(cancelled);
+            }
+            if let Some(id) = id {
+                posted.ids.push(id.clone());
+                posted.tokens.extend(params.progress_token);
+            }
+            posted
+        };
+        posted.message = Some(message);
         Some(posted)
     }
 

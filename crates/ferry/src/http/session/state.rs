@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
 use axum::response::Response;
-use ferry_protocol::jsonrpc::ErrorObject;
+use ferry_protocol::jsonrpc::{ErrorObject, Message};
 use ferry_protocol::{ProtocolVersion, RequestId};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -105,10 +105,12 @@ impl Session {
             .take();
     }
 
-    /// Write a frame into the engine.
+    /// Write a frame into the engine, with the message read from it when the caller has
+    /// one (the engine then does not read the frame again).
     pub(super) async fn write(
         &self,
         frame: Frame,
+        message: Option<Message>,
         attachment: Option<Attachment>,
     ) -> Result<(), ()> {
         let sender = self
@@ -118,9 +120,12 @@ impl Session {
             .clone();
         match sender {
             Some(sender) => sender
-                .send(match attachment {
-                    Some(attachment) => TransportEvent::attached(frame, attachment),
-                    None => TransportEvent::Frame(frame),
+                .send(match (message, attachment) {
+                    (Some(message), attachment) => {
+                        TransportEvent::classified(frame, message, attachment)
+                    }
+                    (None, Some(attachment)) => TransportEvent::attached(frame, attachment),
+                    (None, None) => TransportEvent::Frame(frame),
                 })
                 .await
                 .map_err(|_| ()),
