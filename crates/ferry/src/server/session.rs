@@ -69,8 +69,9 @@ fn shared_client_capabilities(
 
 pub(crate) struct Session {
     server: Server,
-    /// Tasks this connection created (2025-11-25).
-    tasks: Tasks,
+    /// Tasks this connection created (2025-11-25); made by the first request that needs
+    /// them (most connections never do, and each keeps its state for its whole life).
+    tasks: std::sync::OnceLock<Tasks>,
     key: Arc<str>,
     state: Mutex<SessionState>,
 }
@@ -85,7 +86,7 @@ pub(crate) fn serve(server: Server, transport: Transport) -> EngineHandle {
     let session = Arc::new(Session {
         server,
         key: format!("connection-{number}").into(),
-        tasks: Tasks::default(),
+        tasks: std::sync::OnceLock::new(),
         state: Mutex::default(),
     });
     let engine = Engine::start(transport, Arc::clone(&session), config);
@@ -101,7 +102,9 @@ pub(crate) fn serve(server: Server, transport: Transport) -> EngineHandle {
             () = forwarding => engine_task.await,
         };
         session.server.inner.counters.disconnected();
-        session.tasks.close();
+        if let Some(tasks) = session.tasks.get() {
+            tasks.close();
+        }
         if let Err(e) = outcome {
             tracing::error!("the connection's engine failed: {e}");
         }
@@ -154,6 +157,10 @@ async fn send_notices(
 }
 
 impl Session {
+    fn tasks(&self) -> &Tasks {
+        self.tasks.get_or_init(Tasks::default)
+    }
+
     fn state(&self) -> std::sync::MutexGuard<'_, SessionState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -516,7 +523,7 @@ impl Session {
                     return Ok(Routed::Answered(tasks::start(
                         server,
                         &call,
-                        &self.tasks,
+                        self.tasks(),
                         params,
                         task,
                         cx,
@@ -570,16 +577,16 @@ impl Session {
                     completion::complete(server, &call, params, cx).await
                 })));
             }
-            ClientRequest::GetTask(p) => tasks::get(server, &call, &self.tasks, &p.task_id),
+            ClientRequest::GetTask(p) => tasks::get(server, &call, self.tasks(), &p.task_id),
             ClientRequest::GetTaskPayload(p) => {
                 return Ok(Routed::Later(Box::pin(async move {
-                    tasks::result(&self.tasks, &p.task_id).await
+                    tasks::result(self.tasks(), &p.task_id).await
                 })));
             }
             ClientRequest::ListTasks(p) => {
-                tasks::list(server, &call, &self.tasks, p.cursor.as_deref())
+                tasks::list(server, &call, self.tasks(), p.cursor.as_deref())
             }
-            ClientRequest::CancelTask(p) => tasks::cancel(server, &call, &self.tasks, &p.task_id),
+            ClientRequest::CancelTask(p) => tasks::cancel(server, &call, self.tasks(), &p.task_id),
             ClientRequest::SubscriptionsListen(params) => {
                 return Ok(Routed::Later(Box::pin(async move {
                     listen::listen(server, &call, params, cx).await
@@ -658,7 +665,7 @@ mod tests {
         let session = super::Session {
             server: super::Server::builder("x", "1").build(),
             key: "k".into(),
-            tasks: super::Tasks::default(),
+            tasks: std::sync::OnceLock::new(),
             state: std::sync::Mutex::default(),
         };
         let session = std::sync::Arc::new(session);
