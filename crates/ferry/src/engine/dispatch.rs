@@ -108,11 +108,7 @@ impl<H: Handler> Loop<H> {
     /// handler is a boxed future of its own, the engine's part of a notification is
     /// synchronous), and rare paths (batches, refusals, the shutdown) are boxed. That keeps
     /// it at a few hundred bytes instead of ~2.4 KB, which idle HTTP sessions add up.
-    async fn run(
-        self,
-        mut incoming: mpsc::Receiver<TransportEvent>,
-        writer: Option<super::transport::Writer>,
-    ) {
+    async fn run(self, mut incoming: super::Incoming, writer: Option<super::transport::Writer>) {
         let limits = ClassifyLimits {
             max_message_bytes: self.config.max_message_bytes,
         };
@@ -381,5 +377,5 @@ pub(crate) fn run_future_size<H: Handler>(handler: H) -> usize {
         closing: CancellationToken::new(),
         inline: true,
     };
-    std::mem::size_of_val(&state.run(incoming, None))
+    std::mem::size_of_val(&state.run(incoming.into(), None))
 }

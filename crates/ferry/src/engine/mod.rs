@@ -22,6 +22,7 @@
 mod child;
 mod config;
 mod dispatch;
+mod incoming;
 mod peer;
 mod progress;
 mod related;
@@ -44,6 +45,7 @@ pub use config::EngineConfig;
 #[cfg(test)]
 pub(crate) use dispatch::run_future_size;
 pub use dispatch::{Engine, EngineHandle};
+pub use incoming::Incoming;
 pub use peer::{CallError, CallOptions, Peer};
 pub use progress::{ProgressError, ProgressReporter};
 pub use related::RelatedSink;

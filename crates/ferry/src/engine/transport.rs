@@ -4,13 +4,14 @@
 //! Every concrete transport (stdio, a child process, in-memory, an HTTP session) pumps
 //! frames into and out of these channels, so the engine knows no I/O.
 
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use ferry_protocol::jsonrpc::Message;
 
+use super::incoming::Incoming;
 use super::related::RelatedSink;
 
 /// One complete JSON text.
@@ -122,7 +123,7 @@ impl std::fmt::Debug for Attachment {
 #[derive(Debug)]
 pub struct Transport {
     /// Frames from the peer.
-    pub incoming: mpsc::Receiver<TransportEvent>,
+    pub incoming: Incoming,
     /// Frames to the peer; bounded, so a slow peer slows the senders (backpressure).
     pub outgoing: mpsc::Sender<Frame>,
     /// The task writing `outgoing` to a byte stream, if any; the engine lets it flush what
@@ -155,7 +156,7 @@ impl Transport {
     /// A transport over two channels (a custom transport pumping frames itself).
     pub fn new(incoming: mpsc::Receiver<TransportEvent>, outgoing: mpsc::Sender<Frame>) -> Self {
         Transport {
-            incoming,
+            incoming: incoming.into(),
             outgoing,
             writer: None,
             related: None,
@@ -180,24 +181,23 @@ impl Transport {
     }
 
     /// A transport over a byte stream of newline-delimited frames (stdio, a child
-    /// process's pipes, a socket). Spawns a reader and a writer task.
+    /// process's pipes, a socket). The stream is read where `incoming` is received (no
+    /// task in between); a writer task writes `outgoing`.
     ///
-    /// The reader enforces `max_frame_bytes` without buffering more than that: an
-    /// oversized line is skipped to its newline and reported as
-    /// [`TransportEvent::Oversized`]. The writer writes every frame already queued before
-    /// flushing, so a burst of responses costs one write.
+    /// Reading enforces `max_frame_bytes` without buffering more than that: an oversized
+    /// line is skipped to its newline and reported as [`TransportEvent::Oversized`]. The
+    /// writer writes every frame already queued before flushing, so a burst of responses
+    /// costs one write. `queue` bounds the frames waiting to be written.
     pub fn lines<R, W>(reader: R, writer: W, max_frame_bytes: usize, queue: usize) -> Transport
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let (in_tx, in_rx) = mpsc::channel(queue);
         let (out_tx, out_rx) = mpsc::channel(queue);
-        tokio::spawn(read_lines(reader, in_tx, max_frame_bytes));
         let close = CancellationToken::new();
         let task = tokio::spawn(write_lines(writer, out_rx, close.clone()));
         Transport {
-            incoming: in_rx,
+            incoming: Incoming::lines(reader, max_frame_bytes),
             outgoing: out_tx,
             writer: Some(Writer { close, task }),
             related: None,
@@ -210,76 +210,6 @@ async fn forward(mut rx: mpsc::Receiver<Frame>, tx: mpsc::Sender<TransportEvent>
         if tx.send(TransportEvent::Frame(frame)).await.is_err() {
             break;
         }
-    }
-}
-
-/// The most a single read takes in; lines longer than this are read in pieces.
-const READ_CHUNK: usize = 64 * 1024;
-
-async fn read_lines<R: AsyncRead + Unpin>(
-    mut reader: R,
-    tx: mpsc::Sender<TransportEvent>,
-    max: usize,
-) {
-    // Not tokio's BufReader: it zeroes its whole buffer up front (64 KiB: a memset and 16
-    // page faults at start-up); `read_buf` fills only the capacity a read uses.
-    let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
-    let mut at = 0; // what of `buf` is consumed
-    let mut line = Vec::new();
-    let mut oversized = false;
-    let mut seen = 0usize;
-    loop {
-        if at == buf.len() {
-            buf.clear();
-            at = 0;
-            match reader.read_buf(&mut buf).await {
-                Ok(0) => break,
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::debug!("transport read failed: {e}");
-                    break;
-                }
-            }
-        }
-        let available = &buf[at..];
-        let (chunk, done) = match super::scan::find(b'\n', available) {
-            Some(i) => (&available[..i], Some(i + 1)),
-            None => (available, None),
-        };
-        seen += chunk.len();
-        if !oversized {
-            if line.len() + chunk.len() > max {
-                oversized = true;
-                line = Vec::new();
-            } else {
-                line.extend_from_slice(chunk);
-            }
-        }
-        at += done.unwrap_or(available.len());
-        if done.is_some() {
-            let event = if oversized {
-                TransportEvent::Oversized { bytes: seen }
-            } else {
-                let frame = std::mem::take(&mut line);
-                let frame = match frame.strip_suffix(b"\r") {
-                    Some(stripped) => stripped.to_vec(),
-                    None => frame,
-                };
-                if frame.iter().all(u8::is_ascii_whitespace) {
-                    seen = 0;
-                    continue;
-                }
-                TransportEvent::Frame(frame)
-            };
-            oversized = false;
-            seen = 0;
-            if tx.send(event).await.is_err() {
-                break;
-            }
-        }
-    }
-    if !oversized && !line.iter().all(u8::is_ascii_whitespace) {
-        let _ = tx.send(TransportEvent::Frame(line)).await;
     }
 }
 
