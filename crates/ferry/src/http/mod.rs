@@ -347,10 +347,7 @@ fn router_of(shared: Arc<Shared>) -> Router {
         router = auth.layer(router);
     }
     let router = router
-        .route_layer(axum::middleware::from_fn_with_state(
-            Arc::clone(&shared),
-            guard::origin_and_host,
-        ))
+        .route_layer(guard::GuardLayer(Arc::clone(&shared)))
         .with_state(shared);
     #[cfg(feature = "http-auth")]
     if let Some(auth) = &auth {
