@@ -152,6 +152,11 @@ pub(crate) fn markdown(runs: &Runs, env: &Value) -> String {
         );
     }
     md.push_str(&targets(runs));
+    md.push_str(
+        "\nWhere the time goes (callgrind instructions per call, Ferry and the floor), why the \
+         missed targets are missed and what was tried: [profile.md](profile.md), kept by hand \
+         beside this generated file.\n",
+    );
     md.push_str("\n![chart](chart.png)\n");
     md
 }
