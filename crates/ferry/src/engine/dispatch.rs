@@ -1,7 +1,6 @@
 //! The read loop: classification, routing, notifications and batches (one request's
 //! handling, its concurrency, cancellation and response: `request`).
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use ferry_protocol::RequestId;
@@ -39,7 +38,7 @@ pub struct EngineHandle {
 
 type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 
-type InFlight = Arc<Mutex<HashMap<RequestId, CancellationToken>>>;
+type InFlight = Arc<Mutex<super::FastMap<RequestId, CancellationToken>>>;
 
 struct Loop<H> {
     handler: Arc<H>,

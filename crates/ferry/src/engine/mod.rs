@@ -27,6 +27,10 @@ mod peer;
 mod progress;
 mod related;
 pub(crate) mod scan;
+
+/// A `HashMap` with foldhash, seeded per map: for the maps of one connection (request ids,
+/// stream numbers), whose keys the peer chooses but cannot make collide without the seed.
+pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 #[cfg(unix)]
 mod stdio;
 mod transport;

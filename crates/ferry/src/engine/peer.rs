@@ -2,7 +2,6 @@
 //! responses (timeouts, cancellation on drop, progress), and notifications.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -52,7 +51,7 @@ pub(crate) struct Shared {
     pub(crate) out: mpsc::Sender<Frame>,
     /// Told which request a handler-sent frame belongs to (HTTP transports).
     related: Option<RelatedSink>,
-    pending: Mutex<HashMap<RequestId, Pending>>,
+    pending: Mutex<super::FastMap<RequestId, Pending>>,
     next_id: AtomicI64,
     pub(crate) default_timeout: Duration,
     /// Set when the connection is gone: later calls fail at once.
@@ -98,7 +97,7 @@ impl Peer {
             shared: Arc::new(Shared {
                 out,
                 related,
-                pending: Mutex::new(HashMap::new()),
+                pending: Mutex::default(),
                 next_id: AtomicI64::new(1),
                 default_timeout,
                 closed: AtomicBool::new(false),
@@ -268,7 +267,7 @@ impl Peer {
             .map_err(|_| CallError::ConnectionClosed)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, Pending>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, super::FastMap<RequestId, Pending>> {
         // A panic while holding this lock cannot leave the map inconsistent (single
         // inserts and removes), so a poisoned lock is still usable.
         self.shared

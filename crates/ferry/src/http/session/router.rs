@@ -1,7 +1,7 @@
 //! Which stream a message takes: the router task delivers every frame the engine sends to
 //! exactly one HTTP stream (the rules are in the parent module's docs).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use axum::body::Bytes;
@@ -12,24 +12,24 @@ use tokio::sync::mpsc;
 
 use super::STANDALONE;
 use super::state::Session;
-use crate::engine::Frame;
+use crate::engine::{FastMap, Frame};
 
 /// Where the session's messages go.
 #[derive(Default)]
 pub(super) struct Routing {
     pub(super) next_stream: u64,
     /// Requests in flight, by id: their POST stream.
-    pub(super) requests: HashMap<RequestId, u64>,
+    pub(super) requests: FastMap<RequestId, u64>,
     /// Progress tokens (as JSON text) of requests in flight: their POST stream.
-    pub(super) tokens: HashMap<String, u64>,
+    pub(super) tokens: FastMap<String, u64>,
     /// POST streams whose requests are not all answered.
-    pub(super) streams: HashMap<u64, PostStream>,
+    pub(super) streams: FastMap<u64, PostStream>,
     /// The standalone stream's connection.
     pub(super) standalone: Option<mpsc::Sender<Delivery>>,
     /// Frames request handlers queued and the engine has not yet sent, by a hash of their
     /// bytes: the POST streams of the requests they belong to, in order (see
     /// `Session::note_related`).
-    pub(super) related: HashMap<u64, VecDeque<u64>>,
+    pub(super) related: FastMap<u64, VecDeque<u64>>,
 }
 
 pub(super) struct PostStream {
