@@ -178,21 +178,35 @@ pub(crate) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
 
 /// One SSE event with an id carrying a JSON-RPC message.
 pub(crate) fn event(stream: u64, seq: u64, data: &[u8]) -> Bytes {
-    use std::io::Write as _;
     let mut out = Vec::with_capacity(data.len() + 64);
+    write_event(&mut out, stream, seq, data);
+    Bytes::from(out)
+}
+
+/// Append [`event`]'s bytes to `out`.
+pub(crate) fn write_event(out: &mut Vec<u8>, stream: u64, seq: u64, data: &[u8]) {
+    use std::io::Write as _;
     // Writing to a Vec cannot fail.
     let _ = writeln!(out, "id: {stream}-{seq}");
-    super::sse::write_event(&mut out, data);
-    Bytes::from(out)
+    super::sse::write_event(out, data);
 }
 
 /// The priming event (2025-11-25): an id to resume from, an empty `data`, and the
 /// reconnection delay.
 pub(crate) fn priming(stream: u64, seq: u64, retry: Duration) -> Bytes {
-    Bytes::from(format!(
+    let mut out = Vec::with_capacity(48);
+    write_priming(&mut out, stream, seq, retry);
+    Bytes::from(out)
+}
+
+/// Append [`priming`]'s bytes to `out`.
+pub(crate) fn write_priming(out: &mut Vec<u8>, stream: u64, seq: u64, retry: Duration) {
+    use std::io::Write as _;
+    let _ = write!(
+        out,
         "id: {stream}-{seq}\nretry: {}\ndata: \n\n",
         retry.as_millis()
-    ))
+    );
 }
 
 #[cfg(test)]

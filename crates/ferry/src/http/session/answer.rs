@@ -54,22 +54,24 @@ pub(super) async fn answer(
             );
         }
     };
-    let mut pending = VecDeque::new();
-    if session.version() >= ProtocolVersion::V2025_11_25 {
-        pending.push_back(events::priming(stream, 0, shared.config.sse_retry));
-    }
-    pending.push_back(events::event(stream, seq, &frame));
+    let primed = session.version() >= ProtocolVersion::V2025_11_25;
     if last {
         // Every event is known (`sse_responses`): one body with a length, written at once,
         // instead of a chunked stream polled event by event.
-        let mut body = Vec::with_capacity(pending.iter().map(Bytes::len).sum());
-        pending
-            .iter()
-            .for_each(|event| body.extend_from_slice(event));
+        let mut body = Vec::with_capacity(frame.len() + 128);
+        if primed {
+            events::write_priming(&mut body, stream, 0, shared.config.sse_retry);
+        }
+        events::write_event(&mut body, stream, seq, &frame);
         let mut response = Response::new(Body::from(body));
         sse::headers(&mut response);
         return response;
     }
+    let mut pending = VecDeque::new();
+    if primed {
+        pending.push_back(events::priming(stream, 0, shared.config.sse_retry));
+    }
+    pending.push_back(events::event(stream, seq, &frame));
     let ends = poll.map_or(Ends::AtResponse, Ends::AtResponseOrQuiet);
     sse_response(shared, session, stream, rx, pending, ends, busy)
 }
