@@ -2,7 +2,8 @@
 //!
 //! - [`protocol`]: the wire types (the `ferry-protocol` crate).
 //! - [`engine`] (feature `engine`, on by default): the peer engine both ends share, with
-//!   in-memory, newline-delimited stream and child-process transports.
+//!   in-memory and newline-delimited stream transports, and the child-process transport
+//!   (feature `child-process`, which `client` turns on).
 //! - [`server`] (feature `server`, on by default): the server, for clients of both eras.
 //! - [`client`] (feature `client`, on by default): the client, for servers of both eras.
 //! - `http` (feature `http-server`, off by default): the Streamable HTTP server transport,

@@ -18,7 +18,7 @@
 //! Roles (server, client) implement [`Handler`]; the engine knows no MCP method but
 //! `ping` and the two notifications above.
 
-#[cfg(unix)]
+#[cfg(all(unix, feature = "child-process"))]
 mod child;
 mod config;
 mod dispatch;
@@ -41,7 +41,7 @@ use ferry_protocol::RequestId;
 use ferry_protocol::jsonrpc::{ErrorObject, Notification, RawJson, Request};
 use tokio_util::sync::CancellationToken;
 
-#[cfg(unix)]
+#[cfg(all(unix, feature = "child-process"))]
 pub use child::{
     ChildCommand, ChildProcess, ShutdownOutcome, ShutdownStage, ShutdownTimeouts, StderrMode,
 };

@@ -37,7 +37,10 @@ const NONCE_BYTES: usize = 24;
 
 /// Seals and opens request states with one key.
 pub(crate) struct Sealer {
-    cipher: XChaCha20Poly1305,
+    /// The configured key, or (when none is) a random one made on first use: most servers
+    /// never seal a state, and the OS's random source is a system call at every start.
+    cipher: std::sync::OnceLock<XChaCha20Poly1305>,
+    key: Option<[u8; 32]>,
     pub(crate) ttl: Duration,
 }
 
@@ -87,11 +90,18 @@ pub(crate) enum StateError {
 impl Sealer {
     /// A sealer with `key`, or a fresh random key.
     pub(crate) fn new(key: Option<[u8; 32]>, ttl: Duration) -> Self {
-        let cipher = match key {
+        Sealer {
+            cipher: std::sync::OnceLock::new(),
+            key,
+            ttl,
+        }
+    }
+
+    fn cipher(&self) -> &XChaCha20Poly1305 {
+        self.cipher.get_or_init(|| match self.key {
             Some(key) => XChaCha20Poly1305::new(&key.into()),
             None => XChaCha20Poly1305::new(&XChaCha20Poly1305::generate_key(&mut OsRng)),
-        };
-        Sealer { cipher, ttl }
+        })
     }
 
     /// Seal `state` into an opaque string.
@@ -99,7 +109,7 @@ impl Sealer {
         let plaintext = serde_json::to_vec(state).map_err(|e| e.to_string())?;
         let nonce = XChaCha20Poly1305::generate_nonce(&mut OsRng);
         let sealed = self
-            .cipher
+            .cipher()
             .encrypt(
                 &nonce,
                 Payload {
@@ -131,7 +141,7 @@ impl Sealer {
         }
         let (nonce, ciphertext) = bytes.split_at(NONCE_BYTES);
         let plaintext = self
-            .cipher
+            .cipher()
             .decrypt(
                 XNonce::from_slice(nonce),
                 Payload {
