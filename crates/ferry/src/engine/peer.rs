@@ -252,6 +252,12 @@ impl Peer {
     }
 
     /// Show a frame about to be queued to the transport's [`RelatedSink`], if any.
+    /// Whether frames are shown to a [`RelatedSink`] (then handlers run in a scope naming
+    /// their request: see [`related::serving`](super::related::serving)).
+    pub(crate) fn has_related(&self) -> bool {
+        self.shared.related.is_some()
+    }
+
     fn note_related(&self, frame: &[u8]) {
         if let Some(sink) = &self.shared.related {
             sink.note(frame);

@@ -10,15 +10,24 @@
 use std::sync::Arc;
 
 use ferry_protocol::RequestId;
+use futures_util::future::Either;
 
 tokio::task_local! {
     static SERVING: RequestId;
 }
 
-/// Run `future` as the handler of the peer's request `id`.
-pub(crate) fn serving<F: Future>(id: RequestId, future: F) -> impl Future<Output = F::Output> {
+/// Run `future` as the handler of the peer's request `id`; outside any scope when `id` is
+/// `None` (a transport without a [`RelatedSink`] has no use for it, and entering a task-local
+/// scope costs a swap on every poll).
+pub(crate) fn serving<F: Future>(
+    id: Option<RequestId>,
+    future: F,
+) -> impl Future<Output = F::Output> {
     // Not an `async fn`: that would hold `future` twice (as its argument and in the scope).
-    SERVING.scope(id, future)
+    match id {
+        Some(id) => Either::Left(SERVING.scope(id, future)),
+        None => Either::Right(future),
+    }
 }
 
 /// Told about each frame a request handler queues, just before it is queued: the id of the

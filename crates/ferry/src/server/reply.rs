@@ -8,10 +8,11 @@ use serde::Serialize;
 
 use crate::engine::HandlerResult;
 
-/// How one request is to be answered: in which revision, with which `_meta`.
+/// How one request is to be answered: in which revision. (Its `_meta` goes to the
+/// handler's [`Context`](super::Context), moved, not copied.)
+#[derive(Clone, Copy)]
 pub(crate) struct Call {
     pub(crate) version: ProtocolVersion,
-    pub(crate) meta: RequestMeta,
 }
 
 /// A result type with a `_meta` of its own.

@@ -207,9 +207,10 @@ impl Session {
     }
 
     /// The revision a request is answered in: its own `_meta` version (stateless era) or
-    /// the one this connection negotiated (session era).
-    fn resolve(&self, request: &ClientRequest) -> Result<Call, ErrorObject> {
-        let meta = request_meta(request).cloned().unwrap_or_default();
+    /// the one this connection negotiated (session era); and the request's `_meta`, taken
+    /// out of it.
+    fn resolve(&self, request: &mut ClientRequest) -> Result<(Call, RequestMeta), ErrorObject> {
+        let meta = take_meta(request).unwrap_or_default();
         let stateless =
             meta.protocol_version.is_some() || matches!(request, ClientRequest::Discover(_));
         let version = if stateless {
@@ -235,7 +236,7 @@ impl Session {
         {
             return Err(ErrorObject::method_not_found(request.method()));
         }
-        Ok(Call { version, meta })
+        Ok((Call { version }, meta))
     }
 
     /// Whether the server declared the capability a request needs.
@@ -356,33 +357,30 @@ impl Session {
         )
     }
 
-    /// The context handlers get for a request.
+    /// The context handlers get for a request (`meta` is the request's `_meta`).
     fn context(
         &self,
-        call: &Call,
+        call: Call,
+        meta: RequestMeta,
         cx: RequestContext,
         method: &'static str,
         rounds: Option<Arc<Rounds>>,
     ) -> Context {
-        let stateless = call.meta.protocol_version.is_some();
-        let log_level = if !self.server.inner.logging {
-            None
-        } else if stateless {
-            call.meta.log_level
-        } else {
-            Some(self.state().log_level.unwrap_or(LoggingLevel::Debug))
-        };
-        let client_capabilities = if stateless {
-            Arc::new(
-                call.meta
-                    .client_capabilities
-                    .as_deref()
-                    .cloned()
-                    .unwrap_or_default(),
+        let logging = self.server.inner.logging;
+        let (log_level, client_capabilities) = if meta.protocol_version.is_some() {
+            // (The `_meta` keeps them too: handlers read it.)
+            let capabilities = meta.client_capabilities.as_deref().cloned();
+            (
+                meta.log_level.filter(|_| logging),
+                Arc::new(capabilities.unwrap_or_default()),
             )
         } else {
-            // (Before `initialize`: none.)
-            self.state().client_capabilities.clone().unwrap_or_default()
+            let state = self.state();
+            (
+                logging.then(|| state.log_level.unwrap_or(LoggingLevel::Debug)),
+                // (Before `initialize`: none.)
+                state.client_capabilities.clone().unwrap_or_default(),
+            )
         };
         Context {
             server: self.server.clone(),
@@ -390,7 +388,7 @@ impl Session {
             client_capabilities,
             rounds,
             version: call.version,
-            meta: call.meta.clone(),
+            meta,
             cancel: cx.cancel,
             progress: cx.progress,
             peer: cx.peer,
@@ -452,26 +450,26 @@ impl Session {
     }
 }
 
-/// The `_meta` of a client request's params.
-fn request_meta(request: &ClientRequest) -> Option<&RequestMeta> {
+/// The `_meta` of a client request's params, taken out of them.
+fn take_meta(request: &mut ClientRequest) -> Option<RequestMeta> {
     match request {
-        ClientRequest::Initialize(p) => p.meta.as_ref(),
-        ClientRequest::Ping(p) | ClientRequest::Discover(p) => p.meta.as_ref(),
+        ClientRequest::Initialize(p) => p.meta.take(),
+        ClientRequest::Ping(p) | ClientRequest::Discover(p) => p.meta.take(),
         ClientRequest::ListTools(p)
         | ClientRequest::ListResources(p)
         | ClientRequest::ListResourceTemplates(p)
         | ClientRequest::ListPrompts(p)
-        | ClientRequest::ListTasks(p) => p.meta.as_ref(),
-        ClientRequest::CallTool(p) => p.meta.as_ref(),
-        ClientRequest::ReadResource(p) => p.meta.as_ref(),
-        ClientRequest::Subscribe(p) | ClientRequest::Unsubscribe(p) => p.meta.as_ref(),
-        ClientRequest::GetPrompt(p) => p.meta.as_ref(),
-        ClientRequest::Complete(p) => p.meta.as_ref(),
-        ClientRequest::SetLevel(p) => p.meta.as_ref(),
-        ClientRequest::SubscriptionsListen(p) => p.meta.as_ref(),
+        | ClientRequest::ListTasks(p) => p.meta.take(),
+        ClientRequest::CallTool(p) => p.meta.take(),
+        ClientRequest::ReadResource(p) => p.meta.take(),
+        ClientRequest::Subscribe(p) | ClientRequest::Unsubscribe(p) => p.meta.take(),
+        ClientRequest::GetPrompt(p) => p.meta.take(),
+        ClientRequest::Complete(p) => p.meta.take(),
+        ClientRequest::SetLevel(p) => p.meta.take(),
+        ClientRequest::SubscriptionsListen(p) => p.meta.take(),
         ClientRequest::GetTask(p)
         | ClientRequest::GetTaskPayload(p)
-        | ClientRequest::CancelTask(p) => p.meta.as_ref(),
+        | ClientRequest::CancelTask(p) => p.meta.take(),
         _ => None,
     }
 }
@@ -497,7 +495,7 @@ impl Session {
     ) -> Result<Routed<'_, impl Future<Output = HandlerResult> + Send + '_>, ErrorObject> {
         self.server.inner.counters.request();
         // `tools/call` parsed once, its arguments left raw for the tool's own type.
-        let (parsed, raw_arguments) = match call_params::fast(&request) {
+        let (mut parsed, raw_arguments) = match call_params::fast(&request) {
             Some((params, raw)) => (ClientRequest::CallTool(params), raw),
             None => (
                 ClientRequest::parse(&request.method, request.params.as_deref())?,
@@ -507,7 +505,7 @@ impl Session {
         if let ClientRequest::Initialize(params) = &parsed {
             return Ok(Routed::Answered(self.initialize(params)));
         }
-        let call = self.resolve(&parsed)?;
+        let (call, meta) = self.resolve(&mut parsed)?;
         let server = &self.server;
         let answered = match parsed {
             ClientRequest::Ping(_) => self.empty(&call),
@@ -525,7 +523,7 @@ impl Session {
                     params.request_state.take(),
                     params.input_responses.take(),
                 )?;
-                let cx = self.context(&call, cx, "tools/call", rounds);
+                let cx = self.context(call, meta, cx, "tools/call", rounds);
                 if let Some(task) = params.task.take().filter(|_| tasks::offered(server, &call)) {
                     // Only the general path carries a task: its arguments are a map.
                     if let tools::Arguments::Object(object) = arguments {
@@ -540,9 +538,13 @@ impl Session {
                         cx,
                     )));
                 }
-                tasks::refuse_if_required(server, &call, &params)?;
                 return Ok(Routed::Tool(tools::call(
-                    server, call, params, arguments, cx,
+                    server,
+                    call,
+                    &params.name,
+                    arguments,
+                    cx,
+                    false,
                 )?));
             }
             ClientRequest::ListResources(p) => resources::list(server, &call, p.cursor.as_deref()),
@@ -557,7 +559,7 @@ impl Session {
                     params.request_state.take(),
                     params.input_responses.take(),
                 )?;
-                let cx = self.context(&call, cx, "resources/read", rounds);
+                let cx = self.context(call, meta, cx, "resources/read", rounds);
                 return Ok(Routed::Later(Box::pin(async move {
                     resources::read(server, &call, params.uri, cx).await
                 })));
@@ -576,14 +578,14 @@ impl Session {
                     params.request_state.take(),
                     params.input_responses.take(),
                 )?;
-                let cx = self.context(&call, cx, "prompts/get", rounds);
+                let cx = self.context(call, meta, cx, "prompts/get", rounds);
                 let arguments = params.arguments.unwrap_or_default();
                 return Ok(Routed::Later(Box::pin(async move {
                     prompts::get(server, &call, &params.name, arguments, cx).await
                 })));
             }
             ClientRequest::Complete(params) => {
-                let cx = self.context(&call, cx, "completion/complete", None);
+                let cx = self.context(call, meta, cx, "completion/complete", None);
                 return Ok(Routed::Later(Box::pin(async move {
                     completion::complete(server, &call, params, cx).await
                 })));

@@ -160,23 +160,11 @@ pub(crate) fn offered(server: &Server, call: &Call) -> bool {
     call.version.has(ferry_protocol::Feature::Tasks) && server.offers_tasks()
 }
 
-/// A plain (not task-augmented) call of a tool that requires a task: `-32601`.
-pub(crate) fn refuse_if_required(
-    server: &Server,
-    call: &Call,
-    params: &CallToolRequestParams,
-) -> Result<(), ErrorObject> {
-    if !offered(server, call) {
-        return Ok(());
-    }
-    let tools = server.inner.tools.snapshot();
-    match tools.entries.get(&params.name).map(|e| support(&e.tool)) {
-        Some(TaskSupport::Required) => Err(ErrorObject::method_not_found(&format!(
-            "tools/call of {:?} without a task (the tool requires one)",
-            params.name
-        ))),
-        _ => Ok(()),
-    }
+/// Whether `tool` must be called as a task (a plain call is refused with `-32601` in
+/// revisions that have tasks: see `tools::call`). A tool that requires tasks makes the
+/// server offer them.
+pub(crate) fn requires_task(tool: &ferry_protocol::types::Tool) -> bool {
+    support(tool) == TaskSupport::Required
 }
 
 fn now_rfc3339() -> String {
@@ -260,14 +248,18 @@ pub(crate) fn start(
     cx.cancel = cancel.clone();
     cx.progress = None;
     let server_for_task = server.clone();
-    let call_for_task = Call {
-        version: call.version,
-        meta: call.meta.clone(),
-    };
+    let call_for_task = *call;
     let peer = cx.peer.clone();
     tokio::spawn(async move {
         let arguments = tools::Arguments::Object(params.arguments.take());
-        let outcome = match tools::call(&server_for_task, call_for_task, params, arguments, cx) {
+        let outcome = match tools::call(
+            &server_for_task,
+            call_for_task,
+            &params.name,
+            arguments,
+            cx,
+            true,
+        ) {
             Err(error) => Some(Err(error)),
             Ok(running) => tokio::select! {
                 () = cancel.cancelled() => None,

@@ -5,9 +5,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use ferry_protocol::jsonrpc::ErrorObject;
-use ferry_protocol::types::{
-    CallToolRequestParams, CallToolResult, ContentBlock, JsonObject, ListToolsResult, Tool,
-};
+use ferry_protocol::types::{CallToolResult, ContentBlock, JsonObject, ListToolsResult, Tool};
 use ferry_protocol::{Feature, ProtocolVersion};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -20,6 +18,7 @@ use super::log_layer::{LogTarget, scoped};
 use super::mrtr::{drive, missing_capability};
 use super::pagination::page;
 use super::reply::{Call, reply};
+use super::tasks;
 use crate::engine::HandlerResult;
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -215,29 +214,36 @@ pub(crate) fn list(server: &Server, call: &Call, cursor: Option<&str>) -> Handle
 }
 
 /// `tools/call`: an unknown tool -> `-32602`; invalid arguments -> the error the
-/// revision prescribes; a failing tool -> an `isError` result.
+/// revision prescribes; a failing tool -> an `isError` result. A tool that requires a task
+/// called without one (`as_task` false) in a revision with tasks -> `-32601`.
 ///
 /// The lookup is done at once and the returned future holds only what the running tool
 /// needs (it lives in every in-flight request's task, and is moved with it).
 pub(crate) fn call<'s>(
     server: &'s Server,
     call: Call,
-    params: CallToolRequestParams,
+    name: &str,
     arguments: Arguments<'_>,
     cx: Context,
+    as_task: bool,
 ) -> Result<impl Future<Output = HandlerResult> + Send + use<'s>, ErrorObject> {
     // Only the handler is needed: cloning the whole entry would deep-copy the tool's
     // description and schemas on every call.
-    let run = server
-        .inner
-        .tools
-        .read(|tools| tools.get(&params.name).map(|entry| Arc::clone(&entry.run)));
-    let Some(run) = run else {
+    let found = server.inner.tools.read(|tools| {
+        tools
+            .get(name)
+            .map(|entry| (Arc::clone(&entry.run), tasks::requires_task(&entry.tool)))
+    });
+    let Some((run, requires_task)) = found else {
         return Err(ErrorObject::invalid_params(format!(
-            "unknown tool {:?}",
-            params.name
+            "unknown tool {name:?}"
         )));
     };
+    if requires_task && !as_task && call.version.has(Feature::Tasks) {
+        return Err(ErrorObject::method_not_found(&format!(
+            "tools/call of {name:?} without a task (the tool requires one)"
+        )));
+    }
     let rounds = cx.rounds.clone();
     let running = scoped(LogTarget::of(&cx), run(arguments, cx));
     Ok(async move {

@@ -88,6 +88,7 @@ impl<H: Handler> Loop<H> {
         let slots = Arc::clone(&self.slots);
         let in_flight = Arc::clone(&self.in_flight);
         let peer = self.peer.clone();
+        let related = peer.has_related();
         let work: BoxFuture<'static, ()> = Box::pin(async move {
             let method = request.method.clone();
             // Pinned where they are made, and the handler's future built inside the awaited
@@ -101,7 +102,7 @@ impl<H: Handler> Loop<H> {
                         None
                     };
                     AssertUnwindSafe(related::serving(
-                        id.clone(),
+                        related.then(|| id.clone()),
                         handler.request(request, context),
                     ))
                     .catch_unwind()
@@ -232,8 +233,8 @@ fn progress_token(
     }
     let params = params?.get();
     // Most requests carry no token: skip the parse when the key cannot be there (a JSON
-    // string can spell a letter of it differently only with a `\u` escape).
-    if !params.contains("progressToken") && !params.contains("\\u") {
+    // string can spell a letter of it differently only with an escape).
+    if !crate::engine::scan::may_hold(params.as_bytes(), b"progress", b"oken") {
         return None;
     }
     serde_json::from_str::<Probe>(params)
