@@ -39,19 +39,18 @@
 //! ```
 
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use ferry_protocol::jsonrpc::ErrorObject;
 use ferry_protocol::types::{ClientCapabilities, RequestMeta};
+use futures_util::FutureExt;
+use futures_util::future::Either;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use super::context::Context;
 use crate::engine::{Peer, ProgressReporter};
-
-type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
 /// A handler parameter taken from the request's [`Context`].
 #[diagnostic::on_unimplemented(
@@ -63,11 +62,22 @@ pub trait FromContext: Sized + Send + 'static {
     /// Take the value, or refuse the request (a server misconfiguration such as a missing
     /// [`State`] answers `-32603`).
     fn from_context(cx: &Context) -> Result<Self, ErrorObject>;
+
+    /// Take the value when it is the handler's last parameter, so the context is not needed
+    /// after it. By default [`from_context`](Self::from_context); [`Context`] itself is
+    /// moved instead of cloned.
+    fn from_context_owned(cx: Context) -> Result<Self, ErrorObject> {
+        Self::from_context(&cx)
+    }
 }
 
 impl FromContext for Context {
     fn from_context(cx: &Context) -> Result<Self, ErrorObject> {
         Ok(cx.clone())
+    }
+
+    fn from_context_owned(cx: Context) -> Result<Self, ErrorObject> {
+        Ok(cx)
     }
 }
 
@@ -152,41 +162,60 @@ pub trait HandlerFn<M>: Send + Sync + 'static {
     /// What the handler returns.
     type Output: Send + 'static;
 
-    /// Run the handler: extract its parameters from `cx`, then call it.
-    fn call(&self, args: Self::Args, cx: Context) -> BoxFuture<Result<Self::Output, ErrorObject>>;
+    /// Run the handler: extract its parameters from `cx`, then call it. (Not boxed: the
+    /// caller boxes the whole call once.)
+    fn call(
+        &self,
+        args: Self::Args,
+        cx: Context,
+    ) -> impl Future<Output = Result<Self::Output, ErrorObject>> + Send + 'static;
+}
+
+/// A handler's future, or the refusal of an extractor.
+fn called<Fut: Future>(
+    future: Result<Fut, ErrorObject>,
+) -> impl Future<Output = Result<Fut::Output, ErrorObject>> {
+    match future {
+        Ok(future) => Either::Left(future.map(Ok)),
+        Err(error) => Either::Right(std::future::ready(Err(error))),
+    }
 }
 
 macro_rules! handler_fn {
-    ($($t:ident),*) => {
-        impl<F, Fut, A, $($t,)*> HandlerFn<(A, $($t,)*)> for F
+    // `$t`: extractors taken from a borrowed context; `$last`: the last, given the context.
+    ($($t:ident,)* $(; $last:ident)?) => {
+        impl<F, Fut, A, $($t,)* $($last)?> HandlerFn<(A, $($t,)* $($last)?)> for F
         where
-            F: Fn(A, $($t,)*) -> Fut + Send + Sync + 'static,
+            F: Fn(A, $($t,)* $($last)?) -> Fut + Send + Sync + 'static,
             Fut: Future + Send + 'static,
             Fut::Output: Send + 'static,
             A: DeserializeOwned + JsonSchema + Send + 'static,
             $($t: FromContext,)*
+            $($last: FromContext,)?
         {
             type Args = A;
             type Output = Fut::Output;
 
             #[allow(non_snake_case, unused_variables)]
-            fn call(&self, args: A, cx: Context) -> BoxFuture<Result<Self::Output, ErrorObject>> {
-                $(
-                    let $t = match $t::from_context(&cx) {
-                        Ok(value) => value,
-                        Err(error) => return Box::pin(std::future::ready(Err(error))),
-                    };
-                )*
-                let future = self(args, $($t,)*);
-                Box::pin(async move { Ok(future.await) })
+            fn call(
+                &self,
+                args: A,
+                cx: Context,
+            ) -> impl Future<Output = Result<Self::Output, ErrorObject>> + Send + 'static {
+                let future = (|| {
+                    $(let $t = $t::from_context(&cx)?;)*
+                    $(let $last = $last::from_context_owned(cx)?;)?
+                    Ok(self(args, $($t,)* $($last)?))
+                })();
+                called(future)
             }
         }
     };
 }
 
 handler_fn!();
-handler_fn!(T1);
-handler_fn!(T1, T2);
-handler_fn!(T1, T2, T3);
-handler_fn!(T1, T2, T3, T4);
-handler_fn!(T1, T2, T3, T4, T5);
+handler_fn!(; T1);
+handler_fn!(T1,; T2);
+handler_fn!(T1, T2,; T3);
+handler_fn!(T1, T2, T3,; T4);
+handler_fn!(T1, T2, T3, T4,; T5);
