@@ -196,17 +196,24 @@ macro_rules! handler_fn {
             type Args = A;
             type Output = Fut::Output;
 
-            #[allow(non_snake_case, unused_variables)]
+            // (No extractor: the label is unused.)
+            #[allow(non_snake_case, unused_variables, unused_labels)]
             fn call(
                 &self,
                 args: A,
                 cx: Context,
             ) -> impl Future<Output = Result<Self::Output, ErrorObject>> + Send + 'static {
-                let future = (|| {
-                    $(let $t = $t::from_context(&cx)?;)*
-                    $(let $last = $last::from_context_owned(cx)?;)?
+                let future = 'extract: {
+                    $(let $t = match $t::from_context(&cx) {
+                        Ok(value) => value,
+                        Err(error) => break 'extract Err(error),
+                    };)*
+                    $(let $last = match $last::from_context_owned(cx) {
+                        Ok(value) => value,
+                        Err(error) => break 'extract Err(error),
+                    };)?
                     Ok(self(args, $($t,)* $($last)?))
-                })();
+                };
                 called(future)
             }
         }
