@@ -255,9 +255,9 @@ fn classify_one(text: &str) -> Result<Message, Rejected> {
     let Some(method_raw) = env.method else {
         return invalid("missing \"method\"");
     };
-    let method = match serde_json::from_str::<Cow<'_, str>>(method_raw.get()) {
-        Ok(m) => method_name(m),
-        Err(_) => return invalid("\"method\" must be a string"),
+    let method = match json_str(method_raw) {
+        Some(m) => method_name(m),
+        None => return invalid("\"method\" must be a string"),
     };
     if env.result.is_some() || env.error.is_some() {
         return invalid("a request must not carry \"result\" or \"error\"");
@@ -286,6 +286,18 @@ fn classify_one(text: &str) -> Result<Message, Rejected> {
     }
 }
 
+/// A JSON string's text: borrowed when it has no escapes (serde's `Cow<str>` always
+/// allocates), `None` if `raw` is not a string.
+fn json_str(raw: &RawValue) -> Option<Cow<'_, str>> {
+    match serde_json::from_str::<&str>(raw.get()) {
+        Ok(text) => Some(Cow::Borrowed(text)),
+        // Escapes need decoding into a string of their own.
+        Err(_) => serde_json::from_str::<String>(raw.get())
+            .ok()
+            .map(Cow::Owned),
+    }
+}
+
 /// The method name, without an allocation for the methods of every call.
 fn method_name(method: Cow<'_, str>) -> Cow<'static, str> {
     match &*method {
@@ -295,6 +307,12 @@ fn method_name(method: Cow<'_, str>) -> Cow<'static, str> {
         "resources/read" => Cow::Borrowed("resources/read"),
         "prompts/get" => Cow::Borrowed("prompts/get"),
         "ping" => Cow::Borrowed("ping"),
+        "initialize" => Cow::Borrowed("initialize"),
+        "notifications/initialized" => Cow::Borrowed("notifications/initialized"),
+        "tools/list" => Cow::Borrowed("tools/list"),
+        "resources/list" => Cow::Borrowed("resources/list"),
+        "prompts/list" => Cow::Borrowed("prompts/list"),
+        "completion/complete" => Cow::Borrowed("completion/complete"),
         _ => Cow::Owned(method.into_owned()),
     }
 }

@@ -124,7 +124,7 @@ impl<H: Handler> Loop<H> {
             while let Some(event) = incoming.recv().await {
                 // Taken synchronously; only then awaited (a match awaiting in its arms
                 // would keep the whole event in this future's state).
-                match self.take(event, &limits) {
+                match self.take(event, &limits, &mut incoming) {
                     Step::Done => {}
                     Step::Request(work) => self.run_work(work).await,
                     Step::Notify(notification) => {
@@ -143,8 +143,14 @@ impl<H: Handler> Loop<H> {
         }
     }
 
-    /// What the read loop does with one event from the transport.
-    fn take(&self, event: TransportEvent, limits: &ClassifyLimits) -> Step<'_> {
+    /// What the read loop does with one event from the transport (a frame's buffer goes
+    /// back to `incoming` once it is read).
+    fn take(
+        &self,
+        event: TransportEvent,
+        limits: &ClassifyLimits,
+        incoming: &mut super::Incoming,
+    ) -> Step<'_> {
         let (frame, attachment) = match event {
             TransportEvent::Frame(frame) => (frame, None),
             TransportEvent::Attached(attached) => {
@@ -172,7 +178,9 @@ impl<H: Handler> Loop<H> {
                 return Step::Rare(Box::pin(self.write_error(error)));
             }
         };
-        match classify_with(&frame, limits) {
+        let inbound = classify_with(&frame, limits);
+        incoming.recycle(frame);
+        match inbound {
             Inbound::Single(message) => self.take_message(message, attachment),
             Inbound::Batch(entries) => Step::Rare(Box::pin(self.batch(entries, attachment))),
             Inbound::Rejected(rejected) if rejected.reply => Step::Rare(Box::pin(

@@ -51,6 +51,19 @@ impl Incoming {
         }
     }
 
+    /// Give back the buffer of a frame that has been read, for the next line (line-framed
+    /// streams only: saves an allocation per message; a buffer larger than
+    /// [`READ_CHUNK`] is dropped instead of kept).
+    pub(crate) fn recycle(&mut self, mut frame: super::Frame) {
+        if let Source::Lines(lines) = &mut self.0
+            && lines.line.capacity() == 0
+            && frame.capacity() <= READ_CHUNK
+        {
+            frame.clear();
+            lines.line = frame;
+        }
+    }
+
     /// The next event if one is ready now.
     pub fn try_recv(&mut self) -> Result<TransportEvent, TryRecvError> {
         match &mut self.0 {
