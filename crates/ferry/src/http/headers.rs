@@ -3,6 +3,8 @@
 //! `=?base64?...?=` sentinel form) and validation against the body. Every failure is a
 //! `HeaderMismatch` (`-32020`), answered with HTTP 400.
 
+use std::borrow::Cow;
+
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
@@ -11,12 +13,13 @@ use ferry_protocol::jsonrpc::ErrorObject;
 use ferry_protocol::types::JsonObject;
 use serde_json::Value;
 
+// Names as `HeaderName` constants: a `&str` name is parsed and validated at every lookup.
 /// `MCP-Protocol-Version`.
-pub(crate) const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+pub(crate) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 /// `Mcp-Method`.
-pub(crate) const METHOD: &str = "mcp-method";
+pub(crate) const METHOD: HeaderName = HeaderName::from_static("mcp-method");
 /// `Mcp-Name`.
-pub(crate) const NAME: &str = "mcp-name";
+pub(crate) const NAME: HeaderName = HeaderName::from_static("mcp-name");
 /// The prefix of `Mcp-Param-{Name}`.
 pub(crate) const PARAM_PREFIX: &str = "mcp-param-";
 
@@ -29,12 +32,13 @@ pub(crate) fn mismatch(message: impl std::fmt::Display) -> ErrorObject {
 }
 
 /// A header value as text: visible ASCII, space and tab only (RFC 9110), the base64
-/// sentinel form decoded when `encoded` allows it (`Mcp-Name`, `Mcp-Param-*`).
-pub(crate) fn decode(
+/// sentinel form decoded when `encoded` allows it (`Mcp-Name`, `Mcp-Param-*`). Borrowed
+/// unless decoded.
+pub(crate) fn decode<'a>(
     name: &str,
-    value: &HeaderValue,
+    value: &'a HeaderValue,
     encoded: bool,
-) -> Result<String, ErrorObject> {
+) -> Result<Cow<'a, str>, ErrorObject> {
     let bytes = value.as_bytes();
     if !bytes
         .iter()
@@ -44,25 +48,30 @@ pub(crate) fn decode(
             "{name} header contains invalid characters"
         )));
     }
-    // Checked above: ASCII.
-    let text = String::from_utf8_lossy(bytes).into_owned();
+    // Checked above: visible ASCII, which `to_str` accepts.
+    let text = value.to_str().unwrap_or_default();
     if !encoded {
-        return Ok(text);
+        return Ok(Cow::Borrowed(text));
     }
     let Some(inner) = text
         .strip_prefix(SENTINEL_START)
         .and_then(|rest| rest.strip_suffix(SENTINEL_END))
     else {
-        return Ok(text);
+        return Ok(Cow::Borrowed(text));
     };
     let raw = STANDARD
         .decode(inner)
         .or_else(|_| STANDARD_NO_PAD.decode(inner))
         .map_err(|_| mismatch(format!("{name} header has invalid base64")))?;
-    String::from_utf8(raw).map_err(|_| mismatch(format!("{name} header is not UTF-8 once decoded")))
+    String::from_utf8(raw)
+        .map(Cow::Owned)
+        .map_err(|_| mismatch(format!("{name} header is not UTF-8 once decoded")))
 }
 
-fn header<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a HeaderValue>, ErrorObject> {
+fn header<'a>(
+    headers: &'a HeaderMap,
+    name: &HeaderName,
+) -> Result<Option<&'a HeaderValue>, ErrorObject> {
     let mut values = headers.get_all(name).iter();
     let first = values.next();
     if values.next().is_some() {
@@ -72,8 +81,8 @@ fn header<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a HeaderVal
 }
 
 /// The `MCP-Protocol-Version` header, if present.
-pub(crate) fn protocol_version(headers: &HeaderMap) -> Result<Option<String>, ErrorObject> {
-    header(headers, PROTOCOL_VERSION)?
+pub(crate) fn protocol_version(headers: &HeaderMap) -> Result<Option<Cow<'_, str>>, ErrorObject> {
+    header(headers, &PROTOCOL_VERSION)?
         .map(|v| decode("MCP-Protocol-Version", v, false))
         .transpose()
 }
@@ -86,7 +95,7 @@ pub(crate) fn validate(
     params: Option<&Value>,
     input_schema: Option<&JsonObject>,
 ) -> Result<(), ErrorObject> {
-    let Some(header_method) = header(headers, METHOD)? else {
+    let Some(header_method) = header(headers, &METHOD)? else {
         return Err(mismatch("the Mcp-Method header is required"));
     };
     let header_method = decode("Mcp-Method", header_method, false)?;
@@ -102,13 +111,13 @@ pub(crate) fn validate(
     };
     if let Some(field) = name_field {
         let body = params.and_then(|p| p.get(field)).and_then(Value::as_str);
-        let Some(value) = header(headers, NAME)? else {
+        let Some(value) = header(headers, &NAME)? else {
             return Err(mismatch(format!(
                 "the Mcp-Name header is required for {method}"
             )));
         };
         let value = decode("Mcp-Name", value, true)?;
-        if body != Some(value.as_str()) {
+        if body != Some(&*value) {
             return Err(mismatch(format!(
                 "Mcp-Name header value {value:?} does not match body value {}",
                 body.map_or_else(|| "(absent)".to_owned(), |b| format!("{b:?}"))
@@ -165,7 +174,7 @@ fn check_param(
         .try_fold(arguments, |value, key| Some(value?.get(key)))
         .flatten()
         .filter(|v| !v.is_null());
-    let value = header(headers, name.as_str())?
+    let value = header(headers, &name)?
         .map(|v| decode(&display, v, true))
         .transpose()?;
     match (body, value) {

@@ -2,7 +2,7 @@
 //! as keep-alives. (Event ids arrive with the session era's resumable streams.)
 
 use axum::body::Bytes;
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderName, HeaderValue, header};
 use axum::response::Response;
 
 /// The bytes of one event carrying `data` (a JSON text: one `data:` line per line of it).
@@ -15,11 +15,20 @@ pub(crate) fn event(data: &[u8]) -> Bytes {
 /// Append the lines of one event carrying `data` to `out` (see [`event`]).
 pub(crate) fn write_event(out: &mut Vec<u8>, data: &[u8]) {
     out.extend_from_slice(b"event: message\n");
-    for line in data.split(|&b| b == b'\n') {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let mut rest = data;
+    // Compact JSON has no line breaks: usually one `data:` line, found with one SIMD search.
+    loop {
+        let (line, next) = match crate::engine::scan::find(b'\n', rest) {
+            Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+            None => (rest, None),
+        };
         out.extend_from_slice(b"data: ");
-        out.extend_from_slice(line);
+        out.extend_from_slice(line.strip_suffix(b"\r").unwrap_or(line));
         out.push(b'\n');
+        match next {
+            Some(next) => rest = next,
+            None => break,
+        }
     }
     out.push(b'\n');
 }
@@ -38,7 +47,10 @@ pub(crate) fn headers(response: &mut Response) {
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     // Ask reverse proxies (nginx) not to buffer the stream.
-    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    headers.insert(
+        HeaderName::from_static("x-accel-buffering"),
+        HeaderValue::from_static("no"),
+    );
 }
 
 #[cfg(test)]
@@ -52,6 +64,10 @@ mod tests {
         assert_eq!(
             &super::event(b"1\n2")[..],
             b"event: message\ndata: 1\ndata: 2\n\n"
+        );
+        assert_eq!(
+            &super::event(b"1\r\n\n2\n")[..],
+            b"event: message\ndata: 1\ndata: \ndata: 2\ndata: \n\n"
         );
     }
 }

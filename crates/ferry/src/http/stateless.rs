@@ -156,7 +156,7 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
         );
     };
     if let Some(body_version) = meta_version
-        && body_version.as_str() != Some(header_version.as_str())
+        && body_version.as_str() != Some(&*header_version)
     {
         return error_response(
             StatusCode::BAD_REQUEST,
@@ -166,16 +166,16 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
             )),
         );
     }
-    let schema = (method == "tools/call")
-        .then(|| params.and_then(|p| p.get("name")).and_then(Value::as_str))
-        .flatten()
-        .and_then(|name| {
-            let tools = shared.server.inner.tools.snapshot();
-            tools.entries.get(name).map(|e| e.tool.input_schema.clone())
-        });
-    if let Err(e) = headers::validate(&parts.headers, method, params, schema.as_ref()) {
+    // The tool's input schema is looked at in a snapshot (not cloned: it can be large).
+    let tools = (method == "tools/call").then(|| shared.server.inner.tools.snapshot());
+    let schema = tools.as_ref().and_then(|tools| {
+        let name = params.and_then(|p| p.get("name")).and_then(Value::as_str)?;
+        tools.entries.get(name).map(|e| &e.tool.input_schema)
+    });
+    if let Err(e) = headers::validate(&parts.headers, method, params, schema) {
         return error_response(StatusCode::BAD_REQUEST, Some(id), e);
     }
+    drop(tools);
     let streams = method == "subscriptions/listen"
         || meta
             .is_some_and(|m| m.get("progressToken").is_some() || m.get(keys::LOG_LEVEL).is_some());

@@ -80,7 +80,7 @@ mod registry;
 mod router;
 mod state;
 
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, HeaderName};
 use ferry_protocol::types::keys;
 use serde_json::Value;
 
@@ -90,9 +90,9 @@ pub(crate) use post::post;
 pub(crate) use posted::Posted;
 pub(crate) use registry::{Sessions, make_room, new_session_id};
 
-/// `MCP-Session-Id`.
-pub(crate) const SESSION_ID: &str = "mcp-session-id";
-const LAST_EVENT_ID: &str = "last-event-id";
+/// `MCP-Session-Id` (a `HeaderName` constant: a `&str` name is parsed at every lookup).
+pub(crate) const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 /// Events queued for one HTTP stream; a client this far behind is disconnected (it may
 /// resume from the event store).
 const STREAM_QUEUE: usize = 1024;
