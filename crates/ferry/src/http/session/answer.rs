@@ -11,11 +11,11 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use ferry_protocol::ProtocolVersion;
 use ferry_protocol::jsonrpc::ErrorObject;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::router::Delivery;
 use super::state::{Busy, Session};
+use super::stream::StreamRx;
 use crate::http::events;
 use crate::http::stateless::error_response;
 use crate::http::{Shared, sse};
@@ -26,7 +26,7 @@ pub(super) async fn answer(
     shared: &Shared,
     session: Arc<Session>,
     stream: u64,
-    mut rx: mpsc::Receiver<Delivery>,
+    mut rx: StreamRx,
     busy: Busy,
 ) -> Response {
     let poll = poll_after(shared, &session);
@@ -132,13 +132,13 @@ pub(super) fn sse_response(
     shared: &Shared,
     session: Arc<Session>,
     stream: u64,
-    rx: mpsc::Receiver<Delivery>,
+    rx: StreamRx,
     pending: VecDeque<Bytes>,
     ends: Ends,
     busy: Busy,
 ) -> Response {
     struct Sse {
-        rx: mpsc::Receiver<Delivery>,
+        rx: StreamRx,
         stream: u64,
         pending: VecDeque<Bytes>,
         ticks: tokio::time::Interval,

@@ -8,13 +8,12 @@ use axum::http::{StatusCode, header};
 use axum::response::Response;
 use ferry_protocol::ProtocolVersion;
 use ferry_protocol::jsonrpc::ErrorObject;
-use tokio::sync::mpsc;
 
 use super::answer::{Ends, sse_response};
 use super::checks::{bad_request, check_version, method_not_allowed, session_of, too_many_streams};
 use super::router::live;
 use super::state::Busy;
-use super::{LAST_EVENT_ID, SESSION_ID, STANDALONE, STREAM_QUEUE};
+use super::{LAST_EVENT_ID, SESSION_ID, STANDALONE};
 use crate::http::Shared;
 use crate::http::events::{self, ReplayError};
 use crate::http::owner::SessionOwner;
@@ -51,7 +50,7 @@ pub(crate) async fn get(State(shared): State<Arc<Shared>>, request: Request) -> 
     }
     let busy = Busy::new(&session);
     let limit = shared.config.max_streams_per_session;
-    let (tx, rx) = mpsc::channel(STREAM_QUEUE);
+    let (tx, rx) = super::stream::many();
     let mut pending = VecDeque::new();
     let resume = headers
         .get(LAST_EVENT_ID)

@@ -63,7 +63,7 @@
 //! their responses (within the engine's shutdown grace), then its streams end.
 
 //! **Files.** `registry` (every session, expiry, shutdown), `state` (one session),
-//! `router` (which stream a message takes), `post` (`initialize` and later POSTs),
+//! `router` (which stream a message takes), `stream` (the channel to one HTTP stream), `post` (`initialize` and later POSTs),
 //! `answer` (JSON or SSE answers, keep-alives, polling), `get_stream` (GET and
 //! resumption), `delete`, `checks` (session lookup, version rules, refusals).
 
@@ -79,6 +79,7 @@ mod posted;
 mod registry;
 mod router;
 mod state;
+mod stream;
 
 use axum::http::{HeaderMap, HeaderName};
 use ferry_protocol::types::keys;

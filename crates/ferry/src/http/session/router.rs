@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 
 use super::STANDALONE;
 use super::state::Session;
+use super::stream::StreamTx;
 use crate::engine::{FastMap, Frame};
 
 /// Where the session's messages go.
@@ -25,7 +26,7 @@ pub(super) struct Routing {
     /// POST streams whose requests are not all answered.
     pub(super) streams: FastMap<u64, PostStream>,
     /// The standalone stream's connection.
-    pub(super) standalone: Option<mpsc::Sender<Delivery>>,
+    pub(super) standalone: Option<StreamTx>,
     /// Frames request handlers queued and the engine has not yet sent, by a hash of their
     /// bytes: the POST streams of the requests they belong to, in order (see
     /// `Session::note_related`).
@@ -35,7 +36,7 @@ pub(super) struct Routing {
 pub(super) struct PostStream {
     pub(super) outstanding: usize,
     pub(super) tokens: Vec<String>,
-    pub(super) live: Option<mpsc::Sender<Delivery>>,
+    pub(super) live: Option<StreamTx>,
     /// Whether an event was sent before the response: then the answer is SSE (resumable,
     /// so the response is stored too); else it is one JSON object, never stored.
     pub(super) streaming: bool,
@@ -49,7 +50,7 @@ pub(super) enum Delivery {
     End,
 }
 
-pub(super) fn live(sender: &Option<mpsc::Sender<Delivery>>) -> bool {
+pub(super) fn live(sender: &Option<StreamTx>) -> bool {
     sender.as_ref().is_some_and(|s| !s.is_closed())
 }
 
@@ -217,7 +218,7 @@ impl Session {
                     } else {
                         0
                     };
-                    if let Some(live) = s.live {
+                    if let Some(mut live) = s.live {
                         let _ = live.try_send(Delivery::Event {
                             seq,
                             frame,

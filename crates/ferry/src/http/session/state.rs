@@ -12,9 +12,9 @@ use ferry_protocol::{ProtocolVersion, RequestId};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::STREAM_QUEUE;
 use super::checks::too_many_streams;
 use super::router::{Delivery, PostStream, Routing, frame_key};
+use super::stream::{self, StreamRx};
 use crate::engine::{Attachment, Frame, TransportEvent};
 use crate::http::events::{EventStore, StreamKey};
 use crate::http::owner::SessionOwner;
@@ -139,7 +139,7 @@ impl Session {
         ids: &[RequestId],
         tokens: Vec<String>,
         limit: usize,
-    ) -> Result<(u64, mpsc::Receiver<Delivery>), Response> {
+    ) -> Result<(u64, StreamRx), Response> {
         let mut routing = self.routing();
         if let Some(id) = ids.iter().find(|id| routing.requests.contains_key(id)) {
             return Err(error_response(
@@ -153,7 +153,7 @@ impl Session {
         }
         routing.next_stream += 1;
         let stream = routing.next_stream;
-        let (tx, rx) = mpsc::channel(STREAM_QUEUE);
+        let (tx, rx) = stream::post_stream();
         for id in ids {
             routing.requests.insert(id.clone(), stream);
         }
@@ -191,7 +191,7 @@ impl Session {
         });
         if done
             && let Some(s) = routing.remove_stream(stream)
-            && let Some(live) = s.live
+            && let Some(mut live) = s.live
         {
             let _ = live.try_send(Delivery::End);
         }
