@@ -83,18 +83,28 @@ macro_rules! methods {
                 type Params = $params;
             }
             $(impl RequestMethod for $marker { type Result = $result; })?
+            impl $marker {
+                const INFO: MethodInfo = MethodInfo {
+                    name: $name,
+                    kind: MethodKind::$kind,
+                    direction: Direction::$dir,
+                    since: $since,
+                    until: $until,
+                };
+            }
         )*
 
         /// Every method of every revision.
-        pub const ALL_METHODS: &[MethodInfo] = &[$(
-            MethodInfo {
-                name: $name,
-                kind: MethodKind::$kind,
-                direction: Direction::$dir,
-                since: $since,
-                until: $until,
-            },
-        )*];
+        pub const ALL_METHODS: &[MethodInfo] = &[$($marker::INFO,)*];
+
+        /// Look a method up by name (a `match` on the names, not a scan of
+        /// [`ALL_METHODS`]: routing looks up every request's method).
+        pub fn method_info(name: &str) -> Option<&'static MethodInfo> {
+            match name {
+                $($name => Some(&$marker::INFO),)*
+                _ => None,
+            }
+        }
     };
 }
 
@@ -200,11 +210,6 @@ methods! {
     /// `notifications/subscriptions/acknowledged`.
     Notification SubscriptionsAcknowledged = "notifications/subscriptions/acknowledged",
         ServerToClient, V2026_07_28..None, SubscriptionsAcknowledgedNotificationParams;
-}
-
-/// Look a method up by name.
-pub fn method_info(name: &str) -> Option<&'static MethodInfo> {
-    ALL_METHODS.iter().find(|m| m.name == name)
 }
 
 /// The methods revision `v` defines.
@@ -327,6 +332,15 @@ message_enum! {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lookup_by_name_finds_every_method() {
+        for info in ALL_METHODS {
+            assert_eq!(method_info(info.name), Some(info), "{}", info.name);
+        }
+        assert_eq!(method_info("tools/calls"), None);
+        assert_eq!(method_info(""), None);
+    }
 
     #[test]
     fn registry_matches_revisions() {

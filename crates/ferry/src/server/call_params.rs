@@ -5,10 +5,10 @@
 //! fast path is taken only where it cannot answer differently, and any failure on it goes
 //! back to the general path, which produces the error messages.
 
+use std::borrow::Cow;
+
 use ferry_protocol::jsonrpc::Request;
-use ferry_protocol::types::{
-    CallToolRequestParams, InputResponses, JsonObject, RequestMeta, TaskMetadata,
-};
+use ferry_protocol::types::{InputResponses, JsonObject, RequestMeta, TaskMetadata};
 use serde::Deserialize;
 use serde::de::{DeserializeOwned, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
@@ -66,11 +66,13 @@ fn describe(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
     }
 }
 
-/// `tools/call` params with the arguments kept raw; fields as in [`CallToolRequestParams`].
+/// `tools/call` params with the arguments kept raw; fields as in
+/// [`CallToolRequestParams`](ferry_protocol::types::CallToolRequestParams).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Wire<'a> {
-    name: String,
+    #[serde(borrow)]
+    name: Cow<'a, str>,
     #[serde(borrow, default)]
     arguments: Option<&'a RawValue>,
     #[serde(default)]
@@ -159,9 +161,19 @@ fn may_be_refused(json: &[u8]) -> bool {
     json.len() > 308 || scan::find(b'\\', json).is_some() || scan::has_exponent(json)
 }
 
+/// A `tools/call` read by [`fast`]: its name (borrowed unless it has escapes), its raw
+/// arguments, and the rest of its params.
+pub(crate) struct FastCall<'a> {
+    pub(crate) name: Cow<'a, str>,
+    pub(crate) arguments: Option<&'a RawValue>,
+    pub(crate) input_responses: Option<InputResponses>,
+    pub(crate) request_state: Option<String>,
+    pub(crate) meta: Option<RequestMeta>,
+}
+
 /// The params of a `tools/call` request with its arguments raw, when the general parse
 /// would accept them and the call is not run as a task; `None` means: take the general path.
-pub(crate) fn fast(request: &Request) -> Option<(CallToolRequestParams, Option<&RawValue>)> {
+pub(crate) fn fast(request: &Request) -> Option<FastCall<'_>> {
     if request.method != "tools/call" {
         return None;
     }
@@ -179,13 +191,11 @@ pub(crate) fn fast(request: &Request) -> Option<(CallToolRequestParams, Option<&
     {
         return None;
     }
-    let params = CallToolRequestParams {
+    Some(FastCall {
         name: wire.name,
-        arguments: None,
-        task: None,
+        arguments: wire.arguments,
         input_responses: wire.input_responses,
         request_state: wire.request_state,
         meta: wire.meta,
-    };
-    Some((params, wire.arguments))
+    })
 }

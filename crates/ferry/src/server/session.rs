@@ -211,32 +211,68 @@ impl Session {
     /// out of it.
     fn resolve(&self, request: &mut ClientRequest) -> Result<(Call, RequestMeta), ErrorObject> {
         let meta = take_meta(request).unwrap_or_default();
-        let stateless =
-            meta.protocol_version.is_some() || matches!(request, ClientRequest::Discover(_));
-        let version = if stateless {
-            self.stateless_version(&meta)?
+        let call = self.revision(
+            request.method(),
+            &meta,
+            matches!(request, ClientRequest::Ping(_)),
+            matches!(request, ClientRequest::Discover(_)),
+            self.offers(request),
+        )?;
+        Ok((call, meta))
+    }
+
+    /// [`resolve`](Self::resolve) from the parts of a request: its method, `_meta`, whether
+    /// it is a `ping` or `server/discover`, whether the server offers what it needs.
+    fn revision(
+        &self,
+        method: &str,
+        meta: &RequestMeta,
+        ping: bool,
+        discover: bool,
+        offered: bool,
+    ) -> Result<Call, ErrorObject> {
+        let version = if meta.protocol_version.is_some() || discover {
+            self.stateless_version(meta)?
         } else {
             let state = self.state();
             match state.version {
                 Some(version) => version,
-                None if matches!(request, ClientRequest::Ping(_)) => {
-                    ProtocolVersion::LATEST_SESSION
-                }
+                None if ping => ProtocolVersion::LATEST_SESSION,
                 None => {
                     return Err(ErrorObject::invalid_request(format!(
-                        "{} before initialize: send initialize first, or carry {} in _meta",
-                        request.method(),
+                        "{method} before initialize: send initialize first, or carry {} in _meta",
                         keys::PROTOCOL_VERSION
                     )));
                 }
             }
         };
-        if !method_info(request.method()).is_some_and(|m| m.in_revision(version))
-            || !self.offers(request)
-        {
-            return Err(ErrorObject::method_not_found(request.method()));
+        if !offered || !method_info(method).is_some_and(|m| m.in_revision(version)) {
+            return Err(ErrorObject::method_not_found(method));
         }
-        Ok((Call { version }, meta))
+        Ok(Call { version })
+    }
+
+    /// A `tools/call`'s context: its input rounds (stateless era) and what its handler
+    /// reaches.
+    #[allow(clippy::too_many_arguments)]
+    fn tool_context(
+        &self,
+        call: Call,
+        meta: RequestMeta,
+        name: &str,
+        arguments: &tools::Arguments<'_>,
+        request_state: Option<String>,
+        input_responses: Option<InputResponses>,
+        cx: RequestContext,
+    ) -> Result<Context, ErrorObject> {
+        let rounds = self.rounds(
+            &call,
+            "tools/call",
+            || vec![name.into(), arguments.to_value()],
+            request_state,
+            input_responses,
+        )?;
+        Ok(self.context(call, meta, cx, "tools/call", rounds))
     }
 
     /// Whether the server declared the capability a request needs.
@@ -494,38 +530,48 @@ impl Session {
         cx: RequestContext,
     ) -> Result<Routed<'_, impl Future<Output = HandlerResult> + Send + '_>, ErrorObject> {
         self.server.inner.counters.request();
+        let server = &self.server;
         // `tools/call` parsed once, its arguments left raw for the tool's own type.
-        let (mut parsed, raw_arguments) = match call_params::fast(&request) {
-            Some((params, raw)) => (ClientRequest::CallTool(params), raw),
-            None => (
-                ClientRequest::parse(&request.method, request.params.as_deref())?,
-                None,
-            ),
-        };
+        if let Some(fast) = call_params::fast(&request) {
+            let meta = fast.meta.unwrap_or_default();
+            let call = self.revision("tools/call", &meta, false, false, server.offers_tools())?;
+            let arguments = match fast.arguments {
+                Some(raw) => tools::Arguments::Raw(raw),
+                None => tools::Arguments::Object(None),
+            };
+            let cx = self.tool_context(
+                call,
+                meta,
+                &fast.name,
+                &arguments,
+                fast.request_state,
+                fast.input_responses,
+                cx,
+            )?;
+            let running = tools::call(server, call, &fast.name, arguments, cx, false)?;
+            return Ok(Routed::Tool(running));
+        }
+        let mut parsed = ClientRequest::parse(&request.method, request.params.as_deref())?;
         if let ClientRequest::Initialize(params) = &parsed {
             return Ok(Routed::Answered(self.initialize(params)));
         }
         let (call, meta) = self.resolve(&mut parsed)?;
-        let server = &self.server;
         let answered = match parsed {
             ClientRequest::Ping(_) => self.empty(&call),
             ClientRequest::Discover(_) => self.discover(&call),
             ClientRequest::ListTools(p) => tools::list(server, &call, p.cursor.as_deref()),
             ClientRequest::CallTool(mut params) => {
-                let arguments = match raw_arguments {
-                    Some(raw) => tools::Arguments::Raw(raw),
-                    None => tools::Arguments::Object(params.arguments.take()),
-                };
-                let rounds = self.rounds(
-                    &call,
-                    "tools/call",
-                    || vec![params.name.clone().into(), arguments.to_value()],
+                let arguments = tools::Arguments::Object(params.arguments.take());
+                let cx = self.tool_context(
+                    call,
+                    meta,
+                    &params.name,
+                    &arguments,
                     params.request_state.take(),
                     params.input_responses.take(),
+                    cx,
                 )?;
-                let cx = self.context(call, meta, cx, "tools/call", rounds);
                 if let Some(task) = params.task.take().filter(|_| tasks::offered(server, &call)) {
-                    // Only the general path carries a task: its arguments are a map.
                     if let tools::Arguments::Object(object) = arguments {
                         params.arguments = object;
                     }
