@@ -112,6 +112,28 @@ impl<R> ResultResponse<R> {
     }
 }
 
+impl ResultResponse<RawJson> {
+    /// Append the JSON of a result response for request `id` with the raw `result` to
+    /// `out`: the bytes `serde_json::to_writer(out, &ResultResponse::new(id, result))`
+    /// writes, without the serializer (its member names and `"2.0"` each took a pass
+    /// through the string escaper: ~300 instructions of every response).
+    pub fn write(out: &mut Vec<u8>, id: &RequestId, result: &RawValue) {
+        out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+        match id {
+            RequestId::Number(n) => {
+                out.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes())
+            }
+            // Writing a string into a Vec cannot fail.
+            RequestId::String(s) => {
+                let _ = serde_json::to_writer(&mut *out, s);
+            }
+        }
+        out.extend_from_slice(br#","result":"#);
+        out.extend_from_slice(result.get().as_bytes());
+        out.push(b'}');
+    }
+}
+
 /// An error response.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ErrorResponse {
@@ -285,6 +307,31 @@ pub fn parse_params<T: serde::de::DeserializeOwned>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_written_result_response_is_what_serde_writes() {
+        let result = RawValue::from_string(r#"{"content":[{"type":"text","text":"hi"}]}"#.into())
+            .expect("raw");
+        let ids = [
+            RequestId::Number(0),
+            RequestId::Number(-5),
+            RequestId::Number(i64::MAX),
+            RequestId::Number(i64::MIN),
+            RequestId::String("a-1".into()),
+            RequestId::String("quote \" and \\ and \u{1} and é".into()),
+        ];
+        for id in ids {
+            let mut written = Vec::new();
+            ResultResponse::write(&mut written, &id, &result);
+            let serde = serde_json::to_vec(&ResultResponse::new(id.clone(), result.clone()))
+                .expect("serialize");
+            assert_eq!(
+                String::from_utf8(written).unwrap(),
+                String::from_utf8(serde).unwrap(),
+                "{id}"
+            );
+        }
+    }
 
     #[test]
     fn typed_request_serializes_directly() {

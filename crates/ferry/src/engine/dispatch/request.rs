@@ -200,12 +200,13 @@ async fn respond_to(
     // Sized for the result and the envelope at once (growing from empty reallocated the
     // frame several times per response).
     let mut frame = Vec::with_capacity(result.as_ref().map_or(128, |raw| raw.get().len() + 64));
-    let written = match result {
-        Ok(raw) => serde_json::to_writer(&mut frame, &ResultResponse::new(id, raw)),
-        Err(error) => serde_json::to_writer(&mut frame, &ErrorResponse::new(Some(id), error)),
-    };
-    if written.is_err() {
-        return;
+    match result {
+        Ok(raw) => ResultResponse::write(&mut frame, &id, &raw),
+        Err(error) => {
+            if serde_json::to_writer(&mut frame, &ErrorResponse::new(Some(id), error)).is_err() {
+                return;
+            }
+        }
     }
     match responder {
         Responder::Direct => {
