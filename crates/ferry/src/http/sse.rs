@@ -38,19 +38,25 @@ pub(crate) fn keep_alive() -> Bytes {
     Bytes::from_static(b":\n\n")
 }
 
-/// Set the headers of an SSE response.
+/// Set the headers of an SSE response whose events come over time.
 pub(crate) fn headers(response: &mut Response) {
+    complete_headers(response);
+    // Ask reverse proxies (nginx) not to buffer the stream.
+    response.headers_mut().insert(
+        HeaderName::from_static("x-accel-buffering"),
+        HeaderValue::from_static("no"),
+    );
+}
+
+/// Set the headers of an SSE response whose body is complete (every event known, sent
+/// with a length): nothing for a proxy to hold back, so no `X-Accel-Buffering`.
+pub(crate) fn complete_headers(response: &mut Response) {
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/event-stream"),
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    // Ask reverse proxies (nginx) not to buffer the stream.
-    headers.insert(
-        HeaderName::from_static("x-accel-buffering"),
-        HeaderValue::from_static("no"),
-    );
 }
 
 #[cfg(test)]

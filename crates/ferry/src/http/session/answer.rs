@@ -64,7 +64,7 @@ pub(super) async fn answer(
         }
         events::write_event(&mut body, stream, seq, &frame);
         let mut response = Response::new(Body::from(body));
-        sse::headers(&mut response);
+        sse::complete_headers(&mut response);
         return response;
     }
     let mut pending = VecDeque::new();
@@ -102,7 +102,7 @@ pub(super) fn only(shared: &Shared, frame: Bytes) -> Response {
         return json(frame);
     }
     let mut response = Response::new(Body::from(sse::event(&frame)));
-    sse::headers(&mut response);
+    sse::complete_headers(&mut response);
     response
 }
 
