@@ -25,7 +25,7 @@ mod dispatch;
 mod incoming;
 mod peer;
 mod progress;
-mod related;
+pub(crate) mod related;
 pub(crate) mod scan;
 
 /// A `HashMap` with foldhash, seeded per map: for the maps of one connection (request ids,

@@ -23,9 +23,19 @@ pub(crate) fn serving<F: Future>(
     id: Option<RequestId>,
     future: F,
 ) -> impl Future<Output = F::Output> {
-    // Not an `async fn`: that would hold `future` twice (as its argument and in the scope).
-    match id {
-        Some(id) => Either::Left(SERVING.scope(id, future)),
+    scope_if(&SERVING, id, future)
+}
+
+/// Run `future` with the task-local `key` set to `value`, or outside any scope when there
+/// is no value. Not an `async fn`: that would hold `future` twice (as its argument and in
+/// the scope).
+pub(crate) fn scope_if<T: 'static, F: Future>(
+    key: &'static tokio::task::LocalKey<T>,
+    value: Option<T>,
+    future: F,
+) -> impl Future<Output = F::Output> {
+    match value {
+        Some(value) => Either::Left(key.scope(value, future)),
         None => Either::Right(future),
     }
 }

@@ -18,7 +18,6 @@ use std::fmt::Write as _;
 use std::future::Future;
 
 use ferry_protocol::types::{LoggingLevel, LoggingMessageNotificationParams};
-use futures_util::future::Either;
 use serde_json::{Map, Value};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
@@ -55,10 +54,7 @@ pub(crate) fn scoped<F: Future>(
     target: Option<LogTarget>,
     handler: F,
 ) -> impl Future<Output = F::Output> {
-    match target {
-        Some(target) => Either::Left(CURRENT.scope(target, handler)),
-        None => Either::Right(handler),
-    }
+    crate::engine::related::scope_if(&CURRENT, target, handler)
 }
 
 /// Forwards `tracing` events inside server handlers to their clients (see the module
