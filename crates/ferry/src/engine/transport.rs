@@ -218,7 +218,9 @@ async fn write_lines<W: AsyncWrite + Unpin>(
     mut rx: mpsc::Receiver<Frame>,
     close: CancellationToken,
 ) {
-    let mut buf = Vec::with_capacity(64 * 1024);
+    // Grows to the largest burst written at once, and is kept: 64 KiB up front were heap
+    // pages every process touched at start-up, for writes that are mostly one small frame.
+    let mut buf = Vec::with_capacity(4 * 1024);
     loop {
         let frame = tokio::select! {
             biased;
