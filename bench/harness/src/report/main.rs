@@ -31,16 +31,29 @@ impl Runs {
             .iter()
             .filter_map(|run| run.pointer(&format!("/{path}")).and_then(Value::as_f64))
             .collect();
-        if values.is_empty() {
-            return None;
-        }
-        values.sort_by(f64::total_cmp);
-        let mid = values.len() / 2;
-        Some(if values.len() % 2 == 1 {
-            values[mid]
-        } else {
-            (values[mid - 1] + values[mid]) / 2.0
-        })
+        median(&mut values)
+    }
+
+    /// The median over the rounds of `a`'s figure at `path` divided by `b`'s in the same
+    /// round (`bench/run` measures the servers of a round back to back, seconds apart, so a
+    /// host whose speed changes over minutes moves both alike); `None` without a pair.
+    pub(crate) fn paired_ratio(&self, a: &str, b: &str, kind: &str, path: &str) -> Option<f64> {
+        let figure = |server: &str| -> Option<Vec<Option<f64>>> {
+            let runs = self.by_key.get(&(server.to_owned(), kind.to_owned()))?;
+            Some(
+                runs.iter()
+                    .map(|run| run.pointer(&format!("/{path}")).and_then(Value::as_f64))
+                    .collect(),
+            )
+        };
+        let (a, b) = (figure(a)?, figure(b)?);
+        let mut ratios: Vec<f64> = a
+            .iter()
+            .zip(&b)
+            .filter_map(|(a, b)| Some(a.as_ref()? / b.as_ref()?))
+            .filter(|r| r.is_finite())
+            .collect();
+        median(&mut ratios)
     }
 
     /// How many runs of (server, kind) there are.
@@ -57,6 +70,20 @@ impl Runs {
             .find_map(|run| run.pointer(&format!("/{path}")).and_then(Value::as_str))
             .map(str::to_owned)
     }
+}
+
+/// The median of `values` (sorted in place); `None` when empty.
+fn median(values: &mut [f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    Some(if values.len() % 2 == 1 {
+        values[mid]
+    } else {
+        (values[mid - 1] + values[mid]) / 2.0
+    })
 }
 
 fn main() -> std::io::Result<()> {

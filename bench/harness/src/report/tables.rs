@@ -161,13 +161,18 @@ pub(crate) fn markdown(runs: &Runs, env: &Value) -> String {
     md
 }
 
-/// Issue 7's targets, as ratios of medians from this run.
+/// Issue 7's targets, as ratios in this run: for each round, Ferry's figure over the other
+/// server's from the same round (measured back to back), and the median of those.
 fn targets(runs: &Runs) -> String {
     let mut md = String::from(
-        "\n## Targets (Ferry, ratios in this run)\n\n| target | pinned | unpinned | met |\n|---|--:|--:|---|\n",
+        "\n## Targets (Ferry, ratios in this run)\n\nEach ratio is the median over the rounds of \
+         Ferry's figure divided by the other server's in the same round (measured back to \
+         back, seconds apart), so that a host whose speed drifts over minutes moves both \
+         alike; the tables above are medians per server.\n\n\
+         | target | pinned | unpinned | met |\n|---|--:|--:|---|\n",
     );
     let ratio = |kind: &str, path: &str, other: &str| -> Option<f64> {
-        Some(runs.median("ferry", kind, path)? / runs.median(other, kind, path)?)
+        runs.paired_ratio("ferry", other, kind, path)
     };
     let mut row = |name: &str,
                    pinned: Option<f64>,
@@ -237,7 +242,7 @@ fn targets(runs: &Runs) -> String {
         " MiB",
     );
     let http = |path: &str, other: &str| -> Option<f64> {
-        Some(runs.median("ferry-http", "http", path)? / runs.median(other, "http", path)?)
+        runs.paired_ratio("ferry-http", other, "http", path)
     };
     row("*Streamable HTTP (unpinned)*", None, None, &|_| true, "");
     row(
@@ -272,7 +277,7 @@ fn targets(runs: &Runs) -> String {
     // Ferry's default answers (one JSON object when the response comes first): not the
     // targets' wording, shown beside them.
     let default = |path: &str, other: &str| -> Option<f64> {
-        Some(runs.median("ferry-http-json", "http", path)? / runs.median(other, "http", path)?)
+        runs.paired_ratio("ferry-http-json", other, "http", path)
     };
     if let (Some(rmcp), Some(floor)) = (
         default("session/calls_per_s", "rmcp-http"),
