@@ -202,7 +202,75 @@ fn is_null(raw: &RawValue) -> bool {
     raw.get() == "null"
 }
 
+/// The usual request or notification, its members typed as they are read: one pass,
+/// without reading `id` and `method` again from raw text. Anything else (a missing or
+/// unusual member, a response, an escape that does not decode) fails this parse, and
+/// [`classify_general`] decides, with the error the input deserves.
+#[derive(Deserialize)]
+struct Plain<'a> {
+    #[serde(borrow)]
+    jsonrpc: Cow<'a, str>,
+    #[serde(default, deserialize_with = "some_id")]
+    id: Option<RequestId>,
+    #[serde(borrow)]
+    method: Cow<'a, str>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
+}
+
+/// A present id: `null` fails (a request id must not be null).
+fn some_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<RequestId>, D::Error> {
+    RequestId::deserialize(d).map(Some)
+}
+
+/// The message `text` holds when it is the usual request or notification (see [`Plain`]).
+fn classify_plain(text: &str) -> Option<Message> {
+    // serde's derive would also read a struct from an array.
+    if !text
+        .trim_start_matches([' ', '\t', '\r', '\n'])
+        .starts_with('{')
+    {
+        return None;
+    }
+    let plain: Plain<'_> = serde_json::from_str(text).ok()?;
+    if plain.jsonrpc != "2.0" || plain.result.is_some() || plain.error.is_some() {
+        return None;
+    }
+    let params = match plain.params {
+        None => None,
+        Some(p) if p.get().starts_with('{') || p.get().starts_with('[') => Some(p.to_owned()),
+        Some(_) => return None,
+    };
+    let method = method_name(plain.method);
+    Some(match plain.id {
+        Some(id) => Message::Request(Request {
+            jsonrpc: JsonRpcVersion,
+            id,
+            method,
+            params,
+        }),
+        None => Message::Notification(Notification {
+            jsonrpc: JsonRpcVersion,
+            method,
+            params,
+        }),
+    })
+}
+
 fn classify_one(text: &str) -> Result<Message, Rejected> {
+    match classify_plain(text) {
+        Some(message) => Ok(message),
+        None => classify_general(text),
+    }
+}
+
+/// Any message, each member first read as raw text and then checked, so that every kind
+/// of invalid input gets its own error.
+fn classify_general(text: &str) -> Result<Message, Rejected> {
     if !text
         .trim_start_matches([' ', '\t', '\r', '\n'])
         .starts_with('{')
@@ -351,5 +419,57 @@ fn classify_response(env: &Envelope<'_>) -> Result<Message, Rejected> {
             }
         }
         (None, None) => invalid("a response needs \"result\" or \"error\""),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Wherever the one-pass reading accepts input, the general one reads the same message;
+    /// everything it declines is left to the general one (covered by tests/malformed.rs).
+    #[test]
+    fn plain_reading_agrees_with_the_general_one() {
+        let inputs = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}"#,
+            r#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":"a\"b","method":"ping","params":[]}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"method":"x/y","params":{},"jsonrpc":"2.0"}"#,
+            r#"{"jsonrpc":"2\u002e0","id":2,"method":"too\u006cs/list"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"\ud800"}"#,
+            r#"{"jsonrpc":"2.0","id":"\udc00","method":"ping"}"#,
+            r#"{"jsonrpc":"1.0","id":2,"method":"ping"}"#,
+            r#"{"jsonrpc":2,"id":2,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":5}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"ping","params":null}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"ping","params":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"ping","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"ping","error":null}"#,
+            r#"{"jsonrpc":"2.0","id":2,"id":3,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"ping","extra":[1,{"a":"\ud800"}]}"#,
+            r#"{"jsonrpc":"2.0","id":2}"#,
+            r#"{"jsonrpc":"2.0","id":2,"result":{}}"#,
+            r#"["2.0",1,"ping"]"#,
+            r#"  {"jsonrpc":"2.0","id":2,"method":"ping"}  "#,
+        ];
+        for input in inputs {
+            if let Some(plain) = classify_plain(input) {
+                let general = classify_general(input);
+                assert_eq!(
+                    format!("{:?}", Ok::<_, Rejected>(plain)),
+                    format!("{general:?}"),
+                    "{input}"
+                );
+            }
+        }
+        // The usual shapes take the one pass.
+        assert!(classify_plain(inputs[0]).is_some());
+        assert!(classify_plain(inputs[7]).is_some());
+        assert!(classify_plain(inputs[9]).is_some());
     }
 }
