@@ -8,7 +8,7 @@
 use std::borrow::Cow;
 
 use ferry_protocol::jsonrpc::Request;
-use ferry_protocol::types::{InputResponses, JsonObject, RequestMeta, TaskMetadata};
+use ferry_protocol::types::{InputResponses, JsonObject, RequestMeta};
 use serde::Deserialize;
 use serde::de::{DeserializeOwned, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
@@ -67,7 +67,9 @@ fn describe(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
 }
 
 /// `tools/call` params with the arguments kept raw; fields as in
-/// [`CallToolRequestParams`](ferry_protocol::types::CallToolRequestParams).
+/// [`CallToolRequestParams`](ferry_protocol::types::CallToolRequestParams). The members
+/// most calls lack are kept raw too and parsed when present: the struct stays a few words,
+/// where their types made it ~400 bytes, moved several times while it was built.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Wire<'a> {
@@ -75,14 +77,23 @@ struct Wire<'a> {
     name: Cow<'a, str>,
     #[serde(borrow, default)]
     arguments: Option<&'a RawValue>,
-    #[serde(default)]
-    task: Option<TaskMetadata>,
-    #[serde(default)]
-    input_responses: Option<InputResponses>,
+    #[serde(borrow, default)]
+    task: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    input_responses: Option<&'a RawValue>,
     #[serde(default)]
     request_state: Option<String>,
-    #[serde(rename = "_meta", default)]
-    meta: Option<RequestMeta>,
+    #[serde(rename = "_meta", borrow, default)]
+    meta: Option<&'a RawValue>,
+}
+
+/// `raw` parsed as a `T`, `None` when absent (or `null`, as serde reads an `Option`);
+/// `Err` when it does not parse.
+fn parse_present<T: DeserializeOwned>(raw: Option<&RawValue>) -> Result<Option<T>, ()> {
+    match raw {
+        Some(raw) => serde_json::from_str::<Option<T>>(raw.get()).map_err(drop),
+        None => Ok(None),
+    }
 }
 
 /// Not more opening brackets than this cannot reach serde_json's nesting limit (128), which
@@ -194,8 +205,8 @@ pub(crate) fn fast(request: &Request) -> Option<FastCall<'_>> {
     Some(FastCall {
         name: wire.name,
         arguments: wire.arguments,
-        input_responses: wire.input_responses,
+        input_responses: parse_present(wire.input_responses).ok()?,
         request_state: wire.request_state,
-        meta: wire.meta,
+        meta: parse_present(wire.meta).ok()?,
     })
 }
