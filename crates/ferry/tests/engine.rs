@@ -137,6 +137,37 @@ async fn requests_run_concurrently() {
 }
 
 #[tokio::test]
+async fn concurrency_is_limited_and_waiting_requests_run_in_turn() {
+    let (a, b) = Transport::pair(64);
+    let config = EngineConfig {
+        max_concurrent_requests: 1,
+        ..Default::default()
+    };
+    let _server = Engine::start(a, TestHandler::default(), config);
+    let client = Engine::start(b, TestHandler::default(), EngineConfig::default()).peer;
+    let started = std::time::Instant::now();
+    let calls = (0..3).map(|_| {
+        let client = client.clone();
+        tokio::spawn(async move {
+            client
+                .request::<_, Value>("slow", &json!({"ms": 150}))
+                .await
+                .expect("slow")
+        })
+    });
+    let calls: Vec<_> = calls.collect();
+    for call in calls {
+        assert_eq!(call.await.expect("join")["slept"], 150);
+    }
+    // One slot: the three ran one after another, not side by side.
+    assert!(
+        started.elapsed() >= Duration::from_millis(450),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
 async fn a_panic_becomes_an_internal_error_and_serving_goes_on() {
     let (client, _) = connect(TestHandler::default());
     let err = client

@@ -96,8 +96,13 @@ impl<H: Handler> Loop<H> {
             // stored twice in this one (it was ~7 KiB, allocated and copied per request).
             let outcome = {
                 let run = std::pin::pin!(async {
+                    // A free slot is taken without the waiting future (its queue node and
+                    // release are most of a semaphore's cost per request).
                     let _slot = if needs_slot {
-                        Some(slots.acquire_owned().await)
+                        match slots.try_acquire() {
+                            Ok(permit) => Some(permit),
+                            Err(_) => slots.acquire().await.ok(),
+                        }
                     } else {
                         None
                     };
