@@ -57,6 +57,7 @@ pub mod jsonrpc;
 pub mod methods;
 pub mod types;
 pub mod version;
+mod write;
 
 pub use jsonrpc::{ErrorObject, Message, RequestId};
 pub use version::{Era, Feature, ProtocolVersion, VersionSet};

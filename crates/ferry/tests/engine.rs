@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use ferry::engine::{
     CallError, CallOptions, Engine, EngineConfig, Handler, HandlerResult, Peer, ProgressError,
-    RequestContext, Transport, TransportEvent,
+    RequestContext, ResultJson, Transport, TransportEvent,
 };
 use ferry::protocol::jsonrpc::{ErrorObject, Notification, Request};
 use serde_json::{Value, json};
@@ -29,7 +29,7 @@ impl Drop for SetOnDrop {
 }
 
 fn raw(value: Value) -> HandlerResult {
-    serde_json::value::to_raw_value(&value).map_err(ErrorObject::internal_error)
+    ResultJson::from_value(&value).map_err(ErrorObject::internal_error)
 }
 
 impl Handler for TestHandler {

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::common::{CacheScope, Cursor, Icon, ResultType};
-use super::content::ContentBlock;
+use super::content::{ContentBlock, TextContent};
 use super::meta::{JsonObject, Meta, RequestMeta, ResultMeta};
 use super::mrtr::InputResponses;
 use super::tasks::TaskMetadata;
@@ -164,6 +164,62 @@ impl CallToolResult {
             ..Default::default()
         }
     }
+
+    /// The result as JSON text: exactly what `serde_json::to_string` writes, faster.
+    /// Plain text blocks (most results are one) are written directly with an escaper that
+    /// tests eight bytes at a time; the rest goes through serde. (With the engine sending
+    /// the text as it is, a call of the echo benchmark went from 13.5k to 12.3k
+    /// instructions, callgrind.)
+    pub fn to_json(&self) -> serde_json::Result<String> {
+        let text: usize = self.content.iter().map(text_len).sum();
+        let mut out = Vec::with_capacity(text + 64);
+        out.extend_from_slice(br#"{"content":["#);
+        for (i, block) in self.content.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            match block {
+                ContentBlock::Text(TextContent {
+                    text,
+                    annotations: None,
+                    meta: None,
+                }) => {
+                    out.extend_from_slice(br#"{"type":"text","text":"#);
+                    crate::write::write_str(&mut out, text);
+                    out.push(b'}');
+                }
+                other => serde_json::to_writer(&mut out, other)?,
+            }
+        }
+        out.push(b']');
+        if let Some(structured) = &self.structured_content {
+            out.extend_from_slice(br#","structuredContent":"#);
+            serde_json::to_writer(&mut out, structured)?;
+        }
+        match self.is_error {
+            Some(true) => out.extend_from_slice(br#","isError":true"#),
+            Some(false) => out.extend_from_slice(br#","isError":false"#),
+            None => {}
+        }
+        if let Some(result_type) = &self.result_type {
+            out.extend_from_slice(br#","resultType":"#);
+            serde_json::to_writer(&mut out, result_type)?;
+        }
+        if let Some(meta) = &self.meta {
+            out.extend_from_slice(br#","_meta":"#);
+            serde_json::to_writer(&mut out, meta)?;
+        }
+        out.push(b'}');
+        // Only whole `str`s and ASCII were written.
+        String::from_utf8(out).map_err(serde::ser::Error::custom)
+    }
+}
+
+fn text_len(block: &ContentBlock) -> usize {
+    match block {
+        ContentBlock::Text(text) => text.text.len() + 32,
+        _ => 64,
+    }
 }
 
 /// `tools/list` result.
@@ -187,4 +243,58 @@ pub struct ListToolsResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<ResultMeta>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{Annotations, ImageContent};
+
+    /// `to_json` writes what serde writes, whatever the result holds.
+    #[test]
+    fn call_tool_results_are_written_as_serde_writes_them() {
+        let annotated = ContentBlock::Text(TextContent {
+            text: "annotated".into(),
+            annotations: Some(Annotations {
+                priority: Some(0.25),
+                ..Default::default()
+            }),
+            meta: None,
+        });
+        let image = ContentBlock::Image(ImageContent {
+            data: "AAAA".into(),
+            mime_type: "image/png".into(),
+            ..Default::default()
+        });
+        let mut meta = ResultMeta::default();
+        meta.other
+            .insert("k".into(), serde_json::json!({"a": [1, "\n"]}));
+        let contents = [
+            vec![],
+            vec![ContentBlock::text("hi")],
+            vec![
+                ContentBlock::text("tab\tquote\" é 🦀 \u{1}"),
+                ContentBlock::text(""),
+            ],
+            vec![annotated, image, ContentBlock::text("last")],
+        ];
+        for content in contents {
+            for is_error in [None, Some(true), Some(false)] {
+                for extras in 0..2 {
+                    let mut result = CallToolResult {
+                        content: content.clone(),
+                        is_error,
+                        ..Default::default()
+                    };
+                    if extras == 1 {
+                        result.structured_content = Some(serde_json::json!({"n": 1.5}));
+                        result.result_type = Some(ResultType::Complete);
+                        result.meta = Some(meta.clone());
+                    }
+                    let serde = serde_json::to_string(&result).expect("serializes");
+                    assert_eq!(result.to_json().expect("writes"), serde);
+                }
+            }
+        }
+    }
 }

@@ -16,7 +16,7 @@ use ferry_protocol::types::{
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-use crate::engine::{Handler, HandlerResult, Peer, RequestContext};
+use crate::engine::{Handler, HandlerResult, Peer, RequestContext, ResultJson};
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
@@ -99,7 +99,7 @@ impl Handler for ClientSide {
         let parsed = ServerRequest::parse(&request.method, request.params.as_deref())?;
         let input = match parsed {
             ServerRequest::Ping(_) => {
-                return serde_json::value::to_raw_value(&serde_json::json!({}))
+                return ResultJson::from_value(&serde_json::json!({}))
                     .map_err(ErrorObject::internal_error);
             }
             ServerRequest::CreateMessage(p) => InputRequest::CreateMessage(p),
@@ -108,7 +108,7 @@ impl Handler for ClientSide {
             other => return Err(ErrorObject::method_not_found(other.method())),
         };
         let value = self.handlers.answer(input).await?;
-        serde_json::value::to_raw_value(&value).map_err(ErrorObject::internal_error)
+        ResultJson::from_value(&value).map_err(ErrorObject::internal_error)
     }
 
     async fn notification(&self, notification: Notification, _peer: &Peer) {

@@ -26,6 +26,7 @@ mod incoming;
 mod peer;
 mod progress;
 pub(crate) mod related;
+mod result;
 pub(crate) mod scan;
 
 /// A `HashMap` with foldhash, seeded per map: for the maps of one connection (request ids,
@@ -38,7 +39,7 @@ mod transport;
 use std::future::Future;
 
 use ferry_protocol::RequestId;
-use ferry_protocol::jsonrpc::{ErrorObject, Notification, RawJson, Request};
+use ferry_protocol::jsonrpc::{ErrorObject, Notification, Request};
 use tokio_util::sync::CancellationToken;
 
 #[cfg(all(unix, feature = "child-process"))]
@@ -53,12 +54,13 @@ pub use incoming::Incoming;
 pub use peer::{CallError, CallOptions, Peer};
 pub use progress::{ProgressError, ProgressReporter};
 pub use related::RelatedSink;
+pub use result::ResultJson;
 #[cfg(unix)]
 pub use stdio::stdio;
 pub use transport::{Attachment, Classified, Frame, Transport, TransportEvent, Writer};
 
-/// The outcome of an incoming request: a raw result or an error.
-pub type HandlerResult = Result<RawJson, ErrorObject>;
+/// The outcome of an incoming request: its result as JSON text, or an error.
+pub type HandlerResult = Result<ResultJson, ErrorObject>;
 
 /// What an incoming request's handler gets besides the request.
 #[derive(Clone, Debug)]

@@ -6,7 +6,7 @@ use ferry_protocol::types::*;
 use ferry_protocol::{Feature, ProtocolVersion};
 use serde::Serialize;
 
-use crate::engine::HandlerResult;
+use crate::engine::{HandlerResult, ResultJson};
 
 /// How one request is to be answered: in which revision. (Its `_meta` goes to the
 /// handler's [`Context`](super::Context), moved, not copied.)
@@ -16,9 +16,25 @@ pub(crate) struct Call {
 }
 
 /// A result type with a `_meta` of its own.
-pub(crate) trait HasResultMeta {
+pub(crate) trait HasResultMeta: Serialize {
     /// The result's `_meta`, created if absent.
     fn result_meta(&mut self) -> &mut ResultMeta;
+
+    /// The result as JSON text.
+    fn to_json(&self) -> serde_json::Result<ResultJson> {
+        ResultJson::from_value(self)
+    }
+}
+
+impl HasResultMeta for CallToolResult {
+    fn result_meta(&mut self) -> &mut ResultMeta {
+        self.meta.get_or_insert_with(Default::default)
+    }
+
+    /// Written without serde's escaper: the result of every tool call.
+    fn to_json(&self) -> serde_json::Result<ResultJson> {
+        CallToolResult::to_json(self).map(ResultJson::written)
+    }
 }
 
 impl HasResultMeta for SubscriptionsListenResult {
@@ -42,7 +58,6 @@ has_result_meta!(
     InitializeResult,
     DiscoverResult,
     ListToolsResult,
-    CallToolResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
     ReadResourceResult,
@@ -71,5 +86,5 @@ where
     value
         .conform(version)
         .map_err(|e| ErrorObject::internal_error(format!("the result cannot be sent: {e}")))?;
-    serde_json::value::to_raw_value(&value).map_err(ErrorObject::internal_error)
+    value.to_json().map_err(ErrorObject::internal_error)
 }

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use chacha20poly1305::aead::OsRng;
 use chacha20poly1305::aead::rand_core::RngCore;
-use ferry_protocol::jsonrpc::{ErrorObject, RawJson};
+use ferry_protocol::jsonrpc::ErrorObject;
 use ferry_protocol::types::{
     CallToolRequestParams, CreateTaskResult, ListTasksResult, RelatedTaskMetadata,
     ServerTaskRequests, ServerTasksCapability, Task, TaskMetadata, TaskResult, TaskStatus,
@@ -31,7 +31,7 @@ use super::context::Context;
 use super::pagination::page;
 use super::reply::{Call, reply};
 use super::tools;
-use crate::engine::HandlerResult;
+use crate::engine::{HandlerResult, ResultJson};
 
 /// Tasks one connection may have running at once.
 pub const MAX_ACTIVE_TASKS: usize = 64;
@@ -307,7 +307,7 @@ fn finish(entry: &Entry, outcome: Option<HandlerResult>) -> Task {
     task
 }
 
-fn is_error_result(raw: &RawJson) -> bool {
+fn is_error_result(raw: &ResultJson) -> bool {
     #[derive(serde::Deserialize)]
     struct Probe {
         #[serde(rename = "isError", default)]
@@ -383,7 +383,7 @@ pub(crate) async fn result(store: &TaskStore, id: &str) -> HandlerResult {
     }
 }
 
-fn with_related_task(raw: &RawJson, id: &str) -> HandlerResult {
+fn with_related_task(raw: &ResultJson, id: &str) -> HandlerResult {
     let mut value: serde_json::Value =
         serde_json::from_str(raw.get()).map_err(ErrorObject::internal_error)?;
     if let serde_json::Value::Object(map) = &mut value {
@@ -400,7 +400,7 @@ fn with_related_task(raw: &RawJson, id: &str) -> HandlerResult {
             );
         }
     }
-    serde_json::value::to_raw_value(&value).map_err(ErrorObject::internal_error)
+    ResultJson::from_value(&value).map_err(ErrorObject::internal_error)
 }
 
 /// Tasks by connection are kept in the session; nothing is global.

@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use super::builder::Server;
 use crate::engine::{
     CallError, CallOptions, Engine, EngineConfig, EngineHandle, Handler, HandlerResult, Peer,
-    RequestContext, Transport,
+    RequestContext, ResultJson, Transport,
 };
 
 /// Answers the server's requests (sampling, roots, elicitation) in a [`TestClient`]:
@@ -82,7 +82,7 @@ impl Handler for Recorder {
             .map_err(ErrorObject::invalid_params)?
             .unwrap_or(Value::Null);
         let result = responder(&request.method, params)?;
-        serde_json::value::to_raw_value(&result).map_err(ErrorObject::internal_error)
+        ResultJson::from_value(&result).map_err(ErrorObject::internal_error)
     }
 
     async fn notification(&self, notification: Notification, _peer: &Peer) {

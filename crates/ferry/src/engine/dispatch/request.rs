@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::task::Poll;
 
 use ferry_protocol::RequestId;
-use ferry_protocol::jsonrpc::{ErrorObject, ErrorResponse, RawJson, Request, ResultResponse};
+use ferry_protocol::jsonrpc::{ErrorObject, ErrorResponse, Request, ResultResponse};
 use futures_util::FutureExt;
 use serde::Deserialize;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
@@ -14,7 +14,7 @@ use super::{BoxFuture, Loop, Responder};
 use crate::engine::peer::Peer;
 use crate::engine::progress::ProgressReporter;
 use crate::engine::transport::Attachment;
-use crate::engine::{Handler, RequestContext, related};
+use crate::engine::{Handler, RequestContext, ResultJson, related};
 
 /// What the read loop does with a request it has taken (see [`Loop::run_work`]).
 pub(super) enum Work {
@@ -39,8 +39,8 @@ impl<H: Handler> Loop<H> {
             && self.config.answer_ping
             && self.handler.engine_answers_ping(&request)
         {
-            let result = serde_json::value::to_raw_value(&serde_json::json!({}))
-                .map_err(ErrorObject::internal_error);
+            let result =
+                ResultJson::from_value(&serde_json::json!({})).map_err(ErrorObject::internal_error);
             let peer = self.peer.clone();
             return Work::Finish(Box::pin(async move {
                 respond_to(&peer, &responder, id, result).await;
@@ -200,13 +200,13 @@ async fn respond_to(
     peer: &Peer,
     responder: &Responder,
     id: RequestId,
-    result: Result<RawJson, ErrorObject>,
+    result: Result<ResultJson, ErrorObject>,
 ) {
     // Sized for the result and the envelope at once (growing from empty reallocated the
     // frame several times per response).
     let mut frame = Vec::with_capacity(result.as_ref().map_or(128, |raw| raw.get().len() + 64));
     match result {
-        Ok(raw) => ResultResponse::write(&mut frame, &id, &raw),
+        Ok(raw) => ResultResponse::write(&mut frame, &id, raw.get()),
         Err(error) => {
             if serde_json::to_writer(&mut frame, &ErrorResponse::new(Some(id), error)).is_err() {
                 return;

@@ -1,0 +1,52 @@
+//! A request's result as the engine sends it: JSON text.
+
+use ferry_protocol::jsonrpc::RawJson;
+use serde_json::value::RawValue;
+
+/// The result of an incoming request as JSON text, ready for the response: raw JSON (from
+/// `serde_json::value::to_raw_value`, or received), or text Ferry's own writers produced
+/// (such as a tool's result, written without serde's escaper: see
+/// [`CallToolResult::to_json`](ferry_protocol::types::CallToolResult::to_json)).
+#[derive(Clone, Debug)]
+pub struct ResultJson(Text);
+
+#[derive(Clone, Debug)]
+enum Text {
+    Raw(RawJson),
+    /// Valid JSON by construction: a `RawValue` would have to parse it again to be made.
+    Written(String),
+}
+
+impl ResultJson {
+    /// Text a tested writer produced; the engine sends it as it is.
+    pub(crate) fn written(json: String) -> Self {
+        ResultJson(Text::Written(json))
+    }
+
+    /// `value` serialized.
+    pub fn from_value<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result<Self> {
+        serde_json::value::to_raw_value(value).map(Self::from)
+    }
+
+    /// The JSON text.
+    pub fn get(&self) -> &str {
+        match &self.0 {
+            Text::Raw(raw) => raw.get(),
+            Text::Written(text) => text,
+        }
+    }
+
+    /// The result as a [`RawValue`] (written text is parsed to make one).
+    pub fn into_raw(self) -> serde_json::Result<RawJson> {
+        match self.0 {
+            Text::Raw(raw) => Ok(raw),
+            Text::Written(text) => RawValue::from_string(text),
+        }
+    }
+}
+
+impl From<RawJson> for ResultJson {
+    fn from(raw: RawJson) -> Self {
+        ResultJson(Text::Raw(raw))
+    }
+}
