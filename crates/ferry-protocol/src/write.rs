@@ -6,10 +6,24 @@
 
 /// Append `text` to `out` as a JSON string, exactly as `serde_json::to_writer` would.
 pub(crate) fn write_str(out: &mut Vec<u8>, text: &str) {
-    let bytes = text.as_bytes();
-    out.reserve(bytes.len() + 2);
+    out.reserve(text.len() + 2);
     out.push(b'"');
-    let mut run = 0; // start of the bytes not yet copied
+    escape_into(text, |piece| out.extend_from_slice(piece.as_bytes()));
+    out.push(b'"');
+}
+
+/// [`write_str`] into a `String` (no UTF-8 check of the result needed).
+pub(crate) fn push_str(out: &mut String, text: &str) {
+    out.reserve(text.len() + 2);
+    out.push('"');
+    escape_into(text, |piece| out.push_str(piece));
+    out.push('"');
+}
+
+/// `text` escaped, in pieces: runs of it, and escapes.
+fn escape_into<'t>(text: &'t str, mut push: impl FnMut(&'t str)) {
+    let bytes = text.as_bytes();
+    let mut run = 0; // start of the bytes not yet pushed
     let mut at = 0;
     while at < bytes.len() {
         if let Some(word) = bytes.get(at..at + 8)
@@ -20,14 +34,14 @@ pub(crate) fn write_str(out: &mut Vec<u8>, text: &str) {
             continue;
         }
         if let Some(escape) = escape(bytes[at]) {
-            out.extend_from_slice(&bytes[run..at]);
-            push_escape(out, bytes[at], escape);
+            // `at` is an ASCII byte: a character boundary.
+            push(&text[run..at]);
+            push(escape);
             run = at + 1;
         }
         at += 1;
     }
-    out.extend_from_slice(&bytes[run..]);
-    out.push(b'"');
+    push(&text[run..]);
 }
 
 const ONES: u64 = 0x0101_0101_0101_0101;
@@ -43,34 +57,20 @@ fn needs_escape(word: u64) -> bool {
     control | quote | backslash != 0
 }
 
-/// The escape serde_json writes for `byte`: a short form, or `u` for `\u00XX`.
-fn escape(byte: u8) -> Option<u8> {
+/// The escape serde_json writes for `byte`, if it needs one.
+fn escape(byte: u8) -> Option<&'static str> {
+    /// The control characters' escapes: a short form where JSON has one, else `\u00XX`.
+    const CONTROL: [&str; 32] = [
+        "\\u0000", "\\u0001", "\\u0002", "\\u0003", "\\u0004", "\\u0005", "\\u0006", "\\u0007",
+        "\\b", "\\t", "\\n", "\\u000b", "\\f", "\\r", "\\u000e", "\\u000f", "\\u0010", "\\u0011",
+        "\\u0012", "\\u0013", "\\u0014", "\\u0015", "\\u0016", "\\u0017", "\\u0018", "\\u0019",
+        "\\u001a", "\\u001b", "\\u001c", "\\u001d", "\\u001e", "\\u001f",
+    ];
     match byte {
-        b'"' => Some(b'"'),
-        b'\\' => Some(b'\\'),
-        0x08 => Some(b'b'),
-        0x0C => Some(b'f'),
-        b'\n' => Some(b'n'),
-        b'\r' => Some(b'r'),
-        b'\t' => Some(b't'),
-        0x00..=0x1F => Some(b'u'),
+        b'"' => Some("\\\""),
+        b'\\' => Some("\\\\"),
+        0x00..=0x1F => Some(CONTROL[usize::from(byte)]),
         _ => None,
-    }
-}
-
-fn push_escape(out: &mut Vec<u8>, byte: u8, escape: u8) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    if escape == b'u' {
-        out.extend_from_slice(&[
-            b'\\',
-            b'u',
-            b'0',
-            b'0',
-            HEX[usize::from(byte >> 4)],
-            HEX[usize::from(byte & 0xF)],
-        ]);
-    } else {
-        out.extend_from_slice(&[b'\\', escape]);
     }
 }
 
@@ -81,6 +81,9 @@ mod tests {
     fn written(text: &str) -> String {
         let mut out = Vec::new();
         write_str(&mut out, text);
+        let mut pushed = String::new();
+        push_str(&mut pushed, text);
+        assert_eq!(out, pushed.as_bytes());
         String::from_utf8(out).expect("UTF-8")
     }
 

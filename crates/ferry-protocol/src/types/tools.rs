@@ -172,11 +172,11 @@ impl CallToolResult {
     /// instructions, callgrind.)
     pub fn to_json(&self) -> serde_json::Result<String> {
         let text: usize = self.content.iter().map(text_len).sum();
-        let mut out = Vec::with_capacity(text + 64);
-        out.extend_from_slice(br#"{"content":["#);
+        let mut out = String::with_capacity(text + 64);
+        out.push_str(r#"{"content":["#);
         for (i, block) in self.content.iter().enumerate() {
             if i > 0 {
-                out.push(b',');
+                out.push(',');
             }
             match block {
                 ContentBlock::Text(TextContent {
@@ -184,34 +184,33 @@ impl CallToolResult {
                     annotations: None,
                     meta: None,
                 }) => {
-                    out.extend_from_slice(br#"{"type":"text","text":"#);
-                    crate::write::write_str(&mut out, text);
-                    out.push(b'}');
+                    out.push_str(r#"{"type":"text","text":"#);
+                    crate::write::push_str(&mut out, text);
+                    out.push('}');
                 }
-                other => serde_json::to_writer(&mut out, other)?,
+                other => out.push_str(&serde_json::to_string(other)?),
             }
         }
-        out.push(b']');
+        out.push(']');
         if let Some(structured) = &self.structured_content {
-            out.extend_from_slice(br#","structuredContent":"#);
-            serde_json::to_writer(&mut out, structured)?;
+            out.push_str(r#","structuredContent":"#);
+            out.push_str(&serde_json::to_string(structured)?);
         }
         match self.is_error {
-            Some(true) => out.extend_from_slice(br#","isError":true"#),
-            Some(false) => out.extend_from_slice(br#","isError":false"#),
+            Some(true) => out.push_str(r#","isError":true"#),
+            Some(false) => out.push_str(r#","isError":false"#),
             None => {}
         }
         if let Some(result_type) = &self.result_type {
-            out.extend_from_slice(br#","resultType":"#);
-            serde_json::to_writer(&mut out, result_type)?;
+            out.push_str(r#","resultType":"#);
+            out.push_str(&serde_json::to_string(result_type)?);
         }
         if let Some(meta) = &self.meta {
-            out.extend_from_slice(br#","_meta":"#);
-            serde_json::to_writer(&mut out, meta)?;
+            out.push_str(r#","_meta":"#);
+            out.push_str(&serde_json::to_string(meta)?);
         }
-        out.push(b'}');
-        // Only whole `str`s and ASCII were written.
-        String::from_utf8(out).map_err(serde::ser::Error::custom)
+        out.push('}');
+        Ok(out)
     }
 }
 
