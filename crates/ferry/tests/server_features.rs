@@ -524,3 +524,77 @@ async fn handlers_take_extractors() {
         .unwrap_err();
     assert_eq!(code(error), -32603, "a missing state is a server error");
 }
+
+/// Raw `tools/call` frames, however their params are spelled, are read as serde reads them
+/// (the usual ones by a scan of the validated text, the rest by serde): the same answers.
+#[tokio::test]
+async fn tools_call_params_are_read_the_same_however_spelled() {
+    use ferry::engine::{Transport, TransportEvent};
+    let server = Server::builder("raw", "1.0.0")
+        .tool(
+            "echo",
+            "Echo",
+            |a: Text, _cx: Context| async move { a.text },
+        )
+        .build();
+    let (to_server, incoming) = tokio::sync::mpsc::channel(16);
+    let (outgoing, mut from_server) = tokio::sync::mpsc::channel(16);
+    let _engine = server.serve(Transport::new(incoming, outgoing));
+    let mut exchange = async |line: String| -> Value {
+        to_server
+            .send(TransportEvent::Frame(line.into_bytes()))
+            .await
+            .expect("sent");
+        let frame = from_server.recv().await.expect("an answer");
+        serde_json::from_slice(&frame).expect("JSON")
+    };
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    assert!(exchange(init.into()).await["result"].is_object());
+    let text = |answer: &Value| answer["result"]["content"][0]["text"].clone();
+    for (params, expected) in [
+        (r#"{"name":"echo","arguments":{"text":"a"}}"#, json!("a")),
+        (
+            r#" { "arguments" : { "text" : "b\"" } , "name" : "echo" } "#,
+            json!("b\""),
+        ),
+        (
+            r#"{"n\u0061me":"echo","arguments":{"text":"c"}}"#,
+            json!("c"),
+        ),
+        (
+            r#"{"name":"ech\u006f","arguments":{"text":"d"}}"#,
+            json!("d"),
+        ),
+        (
+            r#"{"name":"echo","arguments":{"text":"e"},"_meta":null,"task":null,"requestState":null,"x":[{"name":"}"}]}"#,
+            json!("e"),
+        ),
+        (
+            r#"{"name":"echo","arguments":{"text":"f"},"_meta":{"progressToken":5}}"#,
+            json!("f"),
+        ),
+        (
+            r#"{"name":"echo","arguments":{"text":"g","text":"h"}}"#,
+            json!("h"),
+        ),
+    ] {
+        let line = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{params}}}"#);
+        let answer = exchange(line).await;
+        assert_eq!(text(&answer), expected, "{params}: {answer}");
+    }
+    for params in [
+        r#"{"name":"echo","name":"echo","arguments":{"text":"a"}}"#,
+        r#"{"name":"echo","arguments":"text"}"#,
+        r#"{"name":null,"arguments":{"text":"a"}}"#,
+        r#"{"name":"echo","arguments":{"text":"a"},"_meta":3}"#,
+        r#"{"name":"echo","arguments":{"text":"a"},"requestState":7}"#,
+    ] {
+        let line = format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{params}}}"#);
+        let answer = exchange(line).await;
+        assert_eq!(answer["error"]["code"], -32602, "{params}: {answer}");
+    }
+    // Missing arguments: the tool's argument error (a -32602 before 2025-11-25).
+    let line = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":null}}"#;
+    let answer = exchange(line.into()).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+}

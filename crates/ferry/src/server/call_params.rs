@@ -11,12 +11,13 @@ use ferry_protocol::jsonrpc::Request;
 use ferry_protocol::types::{InputResponses, JsonObject, RequestMeta};
 use serde::Deserialize;
 use serde::de::{DeserializeOwned, MapAccess, SeqAccess, Visitor};
-use serde_json::value::RawValue;
+
+use super::members;
 
 /// The arguments of a `tools/call`, as they arrived.
 pub(crate) enum Arguments<'a> {
     /// The raw text of a JSON object that parses into a map (see `fast`).
-    Raw(&'a RawValue),
+    Raw(&'a str),
     /// A parsed map (the general path), or none.
     Object(Option<JsonObject>),
 }
@@ -26,7 +27,7 @@ impl Arguments<'_> {
     pub(crate) fn into_object(self) -> JsonObject {
         match self {
             // A `Raw` is a valid object that the map parser accepts (see `fast`).
-            Arguments::Raw(raw) => serde_json::from_str(raw.get()).unwrap_or_default(),
+            Arguments::Raw(raw) => serde_json::from_str(raw).unwrap_or_default(),
             Arguments::Object(object) => object.unwrap_or_default(),
         }
     }
@@ -34,7 +35,7 @@ impl Arguments<'_> {
     /// The arguments as a JSON value (an empty object when there are none).
     pub(crate) fn to_value(&self) -> serde_json::Value {
         match self {
-            Arguments::Raw(raw) => serde_json::from_str(raw.get()).unwrap_or_default(),
+            Arguments::Raw(raw) => serde_json::from_str(raw).unwrap_or_default(),
             Arguments::Object(object) => {
                 serde_json::Value::Object(object.clone().unwrap_or_default())
             }
@@ -48,7 +49,7 @@ impl Arguments<'_> {
     /// (a key given twice: the map keeps the last, as it always did).
     pub(crate) fn parse<T: DeserializeOwned>(self) -> Result<T, String> {
         if let Arguments::Raw(raw) = &self
-            && let Ok(args) = serde_json::from_str(raw.get())
+            && let Ok(args) = serde_json::from_str(raw)
         {
             return Ok(args);
         }
@@ -66,34 +67,17 @@ fn describe(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
     }
 }
 
-/// `tools/call` params with the arguments kept raw; fields as in
-/// [`CallToolRequestParams`](ferry_protocol::types::CallToolRequestParams). The members
-/// most calls lack are kept raw too and parsed when present: the struct stays a few words,
-/// where their types made it ~400 bytes, moved several times while it was built.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Wire<'a> {
-    #[serde(borrow)]
-    name: Cow<'a, str>,
-    #[serde(borrow, default)]
-    arguments: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    task: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    input_responses: Option<&'a RawValue>,
-    #[serde(default)]
-    request_state: Option<String>,
-    #[serde(rename = "_meta", borrow, default)]
-    meta: Option<&'a RawValue>,
-}
-
-/// `raw` parsed as a `T`, `None` when absent (or `null`, as serde reads an `Option`);
-/// `Err` when it does not parse.
-fn parse_present<T: DeserializeOwned>(raw: Option<&RawValue>) -> Result<Option<T>, ()> {
+/// `raw` parsed as a `T`, `None` when absent or `null`; `Err` when it does not parse.
+fn parse_present<T: DeserializeOwned>(raw: Option<&str>) -> Result<Option<T>, ()> {
     match raw {
-        Some(raw) => serde_json::from_str::<Option<T>>(raw.get()).map_err(drop),
+        Some(raw) => serde_json::from_str::<Option<T>>(raw).map_err(drop),
         None => Ok(None),
     }
+}
+
+/// An optional member's value: `None` when absent or `null` (as serde reads an `Option`).
+fn present(span: Option<&str>) -> Option<&str> {
+    span.filter(|span| *span != "null")
 }
 
 /// Not more opening brackets than this cannot reach serde_json's nesting limit (128), which
@@ -172,11 +156,11 @@ fn may_be_refused(json: &[u8]) -> bool {
     json.len() > 308 || scan::find(b'\\', json).is_some() || scan::has_exponent(json)
 }
 
-/// A `tools/call` read by [`fast`]: its name (borrowed unless it has escapes), its raw
-/// arguments, and the rest of its params.
+/// A `tools/call` read by [`fast`]: its name (borrowed), its raw arguments, and the rest
+/// of its params.
 pub(crate) struct FastCall<'a> {
     pub(crate) name: Cow<'a, str>,
-    pub(crate) arguments: Option<&'a RawValue>,
+    pub(crate) arguments: Option<&'a str>,
     pub(crate) input_responses: Option<InputResponses>,
     pub(crate) request_state: Option<String>,
     pub(crate) meta: Option<RequestMeta>,
@@ -184,6 +168,11 @@ pub(crate) struct FastCall<'a> {
 
 /// The params of a `tools/call` request with its arguments raw, when the general parse
 /// would accept them and the call is not run as a task; `None` means: take the general path.
+///
+/// The params were validated by the classification: their members are found by a scan
+/// ([`members`]), not parsed again; only the members most calls lack are parsed, when
+/// present. Whatever the scan or these checks decline goes the general way (fields as in
+/// [`CallToolRequestParams`](ferry_protocol::types::CallToolRequestParams)).
 pub(crate) fn fast(request: &Request) -> Option<FastCall<'_>> {
     if request.method != "tools/call" {
         return None;
@@ -192,21 +181,36 @@ pub(crate) fn fast(request: &Request) -> Option<FastCall<'_>> {
     if !shallow(text) {
         return None;
     }
-    let wire: Wire<'_> = serde_json::from_str(text).ok()?;
-    if wire.task.is_some()
-        || wire.arguments.is_some_and(|a| {
-            !a.get().starts_with('{')
-                || (may_be_refused(a.get().as_bytes())
-                    && serde_json::from_str::<Valid>(a.get()).is_err())
+    let [name, arguments, task, input_responses, request_state, meta] = members::find(
+        text,
+        [
+            "name",
+            "arguments",
+            "task",
+            "inputResponses",
+            "requestState",
+            "_meta",
+        ],
+    )?;
+    let name = members::plain_string(name?)?;
+    let arguments = present(arguments);
+    if present(task).is_some()
+        || arguments.is_some_and(|a| {
+            !a.starts_with('{')
+                || (may_be_refused(a.as_bytes()) && serde_json::from_str::<Valid>(a).is_err())
         })
     {
         return None;
     }
+    let request_state = match present(request_state) {
+        None => None,
+        Some(state) => Some(serde_json::from_str::<String>(state).ok()?),
+    };
     Some(FastCall {
-        name: wire.name,
-        arguments: wire.arguments,
-        input_responses: parse_present(wire.input_responses).ok()?,
-        request_state: wire.request_state,
-        meta: parse_present(wire.meta).ok()?,
+        name: Cow::Borrowed(name),
+        arguments,
+        input_responses: parse_present(input_responses).ok()?,
+        request_state,
+        meta: parse_present(meta).ok()?,
     })
 }

@@ -44,6 +44,7 @@ mod extract;
 mod input;
 mod listen;
 mod log_layer;
+mod members;
 mod mrtr;
 mod pagination;
 mod prompts;
