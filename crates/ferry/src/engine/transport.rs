@@ -221,11 +221,15 @@ async fn write_lines<W: AsyncWrite + Unpin>(
     // Grows to the largest burst written at once, and is kept: 64 KiB up front were heap
     // pages every process touched at start-up, for writes that are mostly one small frame.
     let mut buf = Vec::with_capacity(4 * 1024);
+    // Made once: a `cancelled()` future made per wait registered with the token and
+    // unregistered again (a lock each) at every frame written.
+    let closing = close.cancelled();
+    tokio::pin!(closing);
     loop {
         let frame = tokio::select! {
             biased;
             frame = rx.recv() => frame,
-            () = close.cancelled(), if !rx.is_closed() => {
+            () = &mut closing, if !rx.is_closed() => {
                 // Refuse new frames; the ones already queued are still received.
                 rx.close();
                 continue;
