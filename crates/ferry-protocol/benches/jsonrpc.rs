@@ -66,6 +66,24 @@ fn serialize_response(c: &mut Criterion) {
     group.finish();
 }
 
+/// A tool's text result written by `CallToolResult::to_json` against serde's serializer:
+/// the usual one-line result, and a 4 KB one (where escaping is most of the work).
+fn write_tool_result(c: &mut Criterion) {
+    let mut group = c.benchmark_group("tool result to JSON");
+    let line = "hello world hello world hello world hello w".to_owned();
+    let page = "A line of a tool's output, with \"quotes\" now and then.\n".repeat(70);
+    for (name, text) in [("one line", line), ("4 KB", page)] {
+        let result = CallToolResult::success(vec![ContentBlock::text(text)]);
+        group.bench_function(format!("{name}: to_json"), |b| {
+            b.iter(|| black_box(black_box(&result).to_json().expect("writes")))
+        });
+        group.bench_function(format!("{name}: serde_json::to_string"), |b| {
+            b.iter(|| black_box(serde_json::to_string(black_box(&result)).expect("serializes")))
+        });
+    }
+    group.finish();
+}
+
 fn malformed(c: &mut Criterion) {
     let mut group = c.benchmark_group("malformed");
     let cases: [(&str, &[u8]); 4] = [
@@ -92,5 +110,11 @@ fn malformed(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, parse_request, serialize_response, malformed);
+criterion_group!(
+    benches,
+    parse_request,
+    serialize_response,
+    write_tool_result,
+    malformed
+);
 criterion_main!(benches);

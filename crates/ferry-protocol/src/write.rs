@@ -1,14 +1,15 @@
 //! JSON strings written by hand on the message path, byte for byte what serde_json writes.
 //!
-//! serde_json's escaper looks every byte up in a table: ~10 instructions a byte, ~500 of a
-//! one-line tool result and ~40k of a 4 KB one (callgrind, `bench/`). Text rarely needs
-//! an escape, so this one tests eight bytes at a time and copies the runs between escapes.
+//! serde_json's escaper looks every byte up in a table. This one tests eight bytes at a time
+//! and copies the runs between escapes. `cargo bench -p ferry-protocol -- "tool result"`
+//! (a `CallToolResult` to JSON text): one line of text 3x faster than serde_json, 4 KB of
+//! text with an escape every ~20 bytes 1.9x faster.
 
 /// Append `text` to `out` as a JSON string, exactly as `serde_json::to_writer` would.
 pub(crate) fn write_str(out: &mut Vec<u8>, text: &str) {
     out.reserve(text.len() + 2);
     out.push(b'"');
-    escape_into(text, |piece| out.extend_from_slice(piece.as_bytes()));
+    escape_into(text, out);
     out.push(b'"');
 }
 
@@ -16,45 +17,83 @@ pub(crate) fn write_str(out: &mut Vec<u8>, text: &str) {
 pub(crate) fn push_str(out: &mut String, text: &str) {
     out.reserve(text.len() + 2);
     out.push('"');
-    escape_into(text, |piece| out.push_str(piece));
+    escape_into(text, out);
     out.push('"');
 }
 
-/// `text` escaped, in pieces: runs of it, and escapes.
-fn escape_into<'t>(text: &'t str, mut push: impl FnMut(&'t str)) {
+/// Where escaped text goes.
+trait Sink {
+    fn run(&mut self, run: &str);
+    /// A two-character escape: `\` and `second`.
+    fn short(&mut self, second: u8);
+}
+
+impl Sink for Vec<u8> {
+    fn run(&mut self, run: &str) {
+        self.extend_from_slice(run.as_bytes());
+    }
+    fn short(&mut self, second: u8) {
+        self.extend_from_slice(&[b'\\', second]);
+    }
+}
+
+impl Sink for String {
+    fn run(&mut self, run: &str) {
+        self.push_str(run);
+    }
+    fn short(&mut self, second: u8) {
+        self.push('\\');
+        self.push(char::from(second));
+    }
+}
+
+/// `text` escaped into `out`. Eight bytes are tested at once; in a word that holds an
+/// escape, the first one is found from the test's bits.
+fn escape_into(text: &str, out: &mut impl Sink) {
     let bytes = text.as_bytes();
-    let mut run = 0; // start of the bytes not yet pushed
+    let mut run = 0; // start of the bytes not yet written
     let mut at = 0;
     while at < bytes.len() {
-        if let Some(word) = bytes.get(at..at + 8)
-            && let Ok(word) = <[u8; 8]>::try_from(word)
-            && !needs_escape(u64::from_le_bytes(word))
-        {
-            at += 8;
-            continue;
+        let found = match bytes.get(at..at + 8).map(<[u8; 8]>::try_from) {
+            Some(Ok(word)) => match escape_mask(u64::from_le_bytes(word)) {
+                0 => {
+                    at += 8;
+                    continue;
+                }
+                // The lowest flagged byte is a real match (a borrow only runs upwards).
+                mask => at + (mask.trailing_zeros() / 8) as usize,
+            },
+            // The last few bytes, one by one.
+            _ => match bytes[at..].iter().position(|&b| escape(b).is_some()) {
+                Some(offset) => at + offset,
+                None => break,
+            },
+        };
+        if let Some(escape) = escape(bytes[found]) {
+            // `found` is an ASCII byte: a character boundary.
+            out.run(&text[run..found]);
+            match escape.as_bytes() {
+                [b'\\', second] => out.short(*second),
+                _ => out.run(escape),
+            }
+            run = found + 1;
         }
-        if let Some(escape) = escape(bytes[at]) {
-            // `at` is an ASCII byte: a character boundary.
-            push(&text[run..at]);
-            push(escape);
-            run = at + 1;
-        }
-        at += 1;
+        at = found + 1;
     }
-    push(&text[run..]);
+    out.run(&text[run..]);
 }
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 
-/// Whether any of the eight bytes of `word` is a control character, `"` or `\`. (Each
-/// test is exact for "some byte is": a borrow only runs past a byte that matched.)
-fn needs_escape(word: u64) -> bool {
+/// The high bit of each byte of `word` (little-endian) that is a control character, `"` or
+/// `\`, and possibly of bytes above the first such one; zero when there is none.
+fn escape_mask(word: u64) -> u64 {
     let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGHS;
     let control = below(word, 0x20);
     let quote = below(word ^ (ONES * u64::from(b'"')), 1);
     let backslash = below(word ^ (ONES * u64::from(b'\\')), 1);
-    control | quote | backslash != 0
+    control | quote | backslash
 }
 
 /// The escape serde_json writes for `byte`, if it needs one.
@@ -117,8 +156,25 @@ mod tests {
     }
 
     #[test]
+    fn the_lowest_flag_is_the_first_byte_to_escape() {
+        for first in 0..8 {
+            for special in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
+                for above in [b'a', 0x00, b'"', 0x01, 0xff] {
+                    let mut bytes = *b"abcdefgh";
+                    bytes[first] = special;
+                    for byte in &mut bytes[first + 1..] {
+                        *byte = above;
+                    }
+                    let mask = escape_mask(u64::from_le_bytes(bytes));
+                    assert_eq!(mask.trailing_zeros() / 8, first as u32, "{bytes:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn words_that_need_no_escape_are_told_apart() {
-        let word = |b: &[u8; 8]| needs_escape(u64::from_le_bytes(*b));
+        let word = |b: &[u8; 8]| escape_mask(u64::from_le_bytes(*b)) != 0;
         assert!(!word(b"abcdefgh"));
         assert!(!word(&[0x20, 0x7f, 0x80, 0xff, b'!', b'#', b'[', b']']));
         for special in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
