@@ -15,7 +15,7 @@ use serde_json::value::RawValue;
 
 use super::id::RequestId;
 use super::message::{
-    ErrorObject, ErrorResponse, JsonRpcVersion, Message, Notification, Request, Response,
+    ErrorObject, ErrorResponse, JsonRpcVersion, Message, Notification, RawJson, Request, Response,
     ResultResponse,
 };
 
@@ -240,13 +240,30 @@ fn classify_plain(text: &str) -> Option<Message> {
     if plain.jsonrpc != "2.0" || plain.result.is_some() || plain.error.is_some() {
         return None;
     }
-    let params = match plain.params {
-        None => None,
-        Some(p) if p.get().starts_with('{') || p.get().starts_with('[') => Some(p.to_owned()),
-        Some(_) => return None,
-    };
-    let method = method_name(plain.method);
-    Some(match plain.id {
+    let params = structured(plain.params).ok()?;
+    Some(request_or_notification(
+        plain.id,
+        method_name(plain.method),
+        params,
+    ))
+}
+
+/// `params` copied out when it is an object or an array (`Err` when it is another value).
+fn structured(params: Option<&RawValue>) -> Result<Option<RawJson>, ()> {
+    match params {
+        None => Ok(None),
+        Some(p) if p.get().starts_with('{') || p.get().starts_with('[') => Ok(Some(p.to_owned())),
+        Some(_) => Err(()),
+    }
+}
+
+/// A request when there is an id, else a notification.
+fn request_or_notification(
+    id: Option<RequestId>,
+    method: Cow<'static, str>,
+    params: Option<RawJson>,
+) -> Message {
+    match id {
         Some(id) => Message::Request(Request {
             jsonrpc: JsonRpcVersion,
             id,
@@ -258,7 +275,7 @@ fn classify_plain(text: &str) -> Option<Message> {
             method,
             params,
         }),
-    })
+    }
 }
 
 fn classify_one(text: &str) -> Result<Message, Rejected> {
@@ -330,27 +347,14 @@ fn classify_general(text: &str) -> Result<Message, Rejected> {
     if env.result.is_some() || env.error.is_some() {
         return invalid("a request must not carry \"result\" or \"error\"");
     }
-    let params = match env.params {
-        None => None,
-        Some(p) if p.get().starts_with('{') || p.get().starts_with('[') => Some(p.to_owned()),
-        Some(_) => return invalid("\"params\" must be an object or an array"),
+    let Ok(params) = structured(env.params) else {
+        return invalid("\"params\" must be an object or an array");
     };
     match env.id {
-        None => Ok(Message::Notification(Notification {
-            jsonrpc: JsonRpcVersion,
-            method,
-            params,
-        })),
+        None => Ok(request_or_notification(None, method, params)),
         Some(raw) if is_null(raw) => invalid("a request id must not be null"),
-        Some(_) => match id {
-            Some(id) => Ok(Message::Request(Request {
-                jsonrpc: JsonRpcVersion,
-                id,
-                method,
-                params,
-            })),
-            None => invalid("a request id must be a string or an integer that fits in 64 bits"),
-        },
+        Some(_) if id.is_some() => Ok(request_or_notification(id, method, params)),
+        Some(_) => invalid("a request id must be a string or an integer that fits in 64 bits"),
     }
 }
 
