@@ -1,7 +1,6 @@
 //! A request's result as the engine sends it: JSON text.
 
 use ferry_protocol::jsonrpc::RawJson;
-use serde_json::value::RawValue;
 
 /// The result of an incoming request as JSON text, ready for the response: raw JSON (from
 /// `serde_json::value::to_raw_value`, or received), or text Ferry's own writers produced
@@ -33,14 +32,6 @@ impl ResultJson {
         match &self.0 {
             Text::Raw(raw) => raw.get(),
             Text::Written(text) => text,
-        }
-    }
-
-    /// The result as a [`RawValue`] (written text is parsed to make one).
-    pub fn into_raw(self) -> serde_json::Result<RawJson> {
-        match self.0 {
-            Text::Raw(raw) => Ok(raw),
-            Text::Written(text) => RawValue::from_string(text),
         }
     }
 }

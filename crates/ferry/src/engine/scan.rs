@@ -19,6 +19,17 @@ pub(crate) fn find(needle: u8, haystack: &[u8]) -> Option<usize> {
     memchr::memchr(needle, haystack)
 }
 
+/// The position of the first `a` or `b` in `haystack`.
+pub(crate) fn find_either(a: u8, b: u8, haystack: &[u8]) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if let Some(searcher) = memchr::arch::x86_64::sse2::memchr::Two::new(a, b) {
+            return searcher.find(haystack);
+        }
+    }
+    memchr::memchr2(a, b, haystack)
+}
+
 /// How many bytes of `haystack` are `a` or `b`, counting no further than `limit + 1`.
 pub(crate) fn count_either(a: u8, b: u8, haystack: &[u8], limit: usize) -> usize {
     #[cfg(target_arch = "x86_64")]
@@ -69,6 +80,8 @@ mod tests {
         let text = b"{\"a\":[1,{\"b\":2}]}\nrest";
         assert_eq!(find(b'\n', text), Some(17));
         assert_eq!(find(b'\n', b"no newline"), None);
+        assert_eq!(find_either(b'"', b'\\', br#"ab\"c"d"#), Some(2));
+        assert_eq!(find_either(b'"', b'\\', b"plain"), None);
         assert_eq!(count_either(b'{', b'[', text, 100), 3);
         assert_eq!(count_either(b'{', b'[', text, 1), 2);
         let long = vec![b'['; 1000];

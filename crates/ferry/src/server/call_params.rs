@@ -5,8 +5,6 @@
 //! fast path is taken only where it cannot answer differently, and any failure on it goes
 //! back to the general path, which produces the error messages.
 
-use std::borrow::Cow;
-
 use ferry_protocol::jsonrpc::Request;
 use ferry_protocol::types::{InputResponses, JsonObject, RequestMeta};
 use serde::Deserialize;
@@ -67,12 +65,13 @@ fn describe(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
     }
 }
 
-/// `raw` parsed as a `T`, `None` when absent or `null`; `Err` when it does not parse.
-fn parse_present<T: DeserializeOwned>(raw: Option<&str>) -> Result<Option<T>, ()> {
-    match raw {
-        Some(raw) => serde_json::from_str::<Option<T>>(raw).map_err(drop),
-        None => Ok(None),
-    }
+/// An optional member's value parsed as a `T`: `None` when absent or `null`; `Err` when it
+/// does not parse.
+fn parse_present<T: DeserializeOwned>(span: Option<&str>) -> Result<Option<T>, ()> {
+    present(span)
+        .map(serde_json::from_str)
+        .transpose()
+        .map_err(drop)
 }
 
 /// An optional member's value: `None` when absent or `null` (as serde reads an `Option`).
@@ -159,7 +158,7 @@ fn may_be_refused(json: &[u8]) -> bool {
 /// A `tools/call` read by [`fast`]: its name (borrowed), its raw arguments, and the rest
 /// of its params.
 pub(crate) struct FastCall<'a> {
-    pub(crate) name: Cow<'a, str>,
+    pub(crate) name: &'a str,
     pub(crate) arguments: Option<&'a str>,
     pub(crate) input_responses: Option<InputResponses>,
     pub(crate) request_state: Option<String>,
@@ -202,15 +201,11 @@ pub(crate) fn fast(request: &Request) -> Option<FastCall<'_>> {
     {
         return None;
     }
-    let request_state = match present(request_state) {
-        None => None,
-        Some(state) => Some(serde_json::from_str::<String>(state).ok()?),
-    };
     Some(FastCall {
-        name: Cow::Borrowed(name),
+        name,
         arguments,
         input_responses: parse_present(input_responses).ok()?,
-        request_state,
+        request_state: parse_present(request_state).ok()?,
         meta: parse_present(meta).ok()?,
     })
 }

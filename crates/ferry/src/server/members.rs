@@ -99,7 +99,7 @@ impl<'a> Scan<'a> {
         self.expect(b'"')?;
         loop {
             let rest = self.bytes().get(self.at..)?;
-            let found = find_quote_or_backslash(rest)?;
+            let found = crate::engine::scan::find_either(b'"', b'\\', rest)?;
             self.at += found + 1;
             if rest[found] == b'"' {
                 return self.text.get(start..self.at);
@@ -147,17 +147,6 @@ impl<'a> Scan<'a> {
         }
         self.text.get(start..self.at)
     }
-}
-
-fn find_quote_or_backslash(bytes: &[u8]) -> Option<usize> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        // SSE2 needs no CPU detection (see `engine::scan`).
-        if let Some(searcher) = memchr::arch::x86_64::sse2::memchr::Two::new(b'"', b'\\') {
-            return searcher.find(bytes);
-        }
-    }
-    memchr::memchr2(b'"', b'\\', bytes)
 }
 
 #[cfg(test)]

@@ -542,13 +542,13 @@ impl Session {
             let cx = self.tool_context(
                 call,
                 meta,
-                &fast.name,
+                fast.name,
                 &arguments,
                 fast.request_state,
                 fast.input_responses,
                 cx,
             )?;
-            let running = tools::call(server, call, &fast.name, arguments, cx, false)?;
+            let running = tools::call(server, call, fast.name, arguments, cx, false)?;
             return Ok(Routed::Tool(running));
         }
         let mut parsed = ClientRequest::parse(&request.method, request.params.as_deref())?;
