@@ -211,10 +211,12 @@ async fn a_cut_stream_is_resumed_after_the_servers_retry() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_forgotten_session_is_renewed_transparently() {
     let fixture = start(HttpConfig::default()).await;
+    // Without the GET stream, only the requests below find out that the session is gone
+    // (the stream would race them to it: see the next test).
     let (client, connection) = connect(
         &fixture.url,
         Some(ProtocolVersion::V2025_11_25),
-        HttpClientConfig::default(),
+        HttpClientConfig::default().standalone_stream(false),
     )
     .await;
     let tools = client.list_all_tools().await.unwrap();
@@ -250,6 +252,38 @@ async fn a_forgotten_session_is_renewed_transparently() {
         .unwrap();
     assert_eq!(text_of(&echoed), "hi");
     assert_eq!(connection.sessions_started(), 4);
+    drop(client);
+    connection.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_made_while_a_new_session_starts_goes_to_the_new_session() {
+    let fixture = start(HttpConfig::default()).await;
+    let config = HttpClientConfig {
+        default_retry: Duration::from_millis(20),
+        ..HttpClientConfig::default()
+    };
+    let (client, connection) =
+        connect(&fixture.url, Some(ProtocolVersion::V2025_11_25), config).await;
+    let first = connection.session_id().unwrap();
+    assert_eq!(fixture.initializes(), 1);
+    // The GET stream finds the session gone and starts a new one; the server holds its
+    // initialize a while, and a tool call that is not safe to repeat comes meanwhile.
+    fixture.hold_initialize(Duration::from_millis(300));
+    fixture.delete_session(&first).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while fixture.initializes() < 2 {
+        assert!(std::time::Instant::now() < deadline, "no new session");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let echoed = client
+        .call_tool("echo", json!({"text": "meanwhile"}))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&echoed), "meanwhile");
+    assert_ne!(connection.session_id().unwrap(), first);
+    assert_eq!(connection.sessions_started(), 2);
+    assert_eq!(fixture.initializes(), 2);
     drop(client);
     connection.close().await;
 }

@@ -40,6 +40,13 @@ async fn exchange(
             legacy::request(shared, message, id).await?;
             return Ok(None);
         }
+        if renewing(shared, message) {
+            // Another request or the GET stream found the session gone and is starting a
+            // new one: this request goes to the new session (read after the state above,
+            // so a renewal that begins after this check is met by its 404 instead).
+            drop(shared.reinit.lock().await);
+            continue;
+        }
         let metadata = match message.stateless_version() {
             Some(version) => message.metadata_headers(version, &shared.tools()),
             None => Vec::new(),
@@ -91,6 +98,13 @@ async fn exchange(
         }
         return Ok(Some(frame));
     }
+}
+
+/// Whether a new session is being started that a session-era request should wait for.
+fn renewing(shared: &Shared, message: &Outgoing) -> bool {
+    message.stateless_version().is_none()
+        && message.method() != "initialize"
+        && shared.reinit.try_lock().is_err()
 }
 
 /// POST the frame with the headers its era needs.

@@ -155,11 +155,13 @@ pub(crate) async fn reinitialize(
         return Err("the connection is closed".into());
     }
     let (initialize, initialized) = {
-        let mut state = shared.state();
+        let state = shared.state();
         if state.generation != failed_generation {
             return Ok(());
         }
-        state.id = None;
+        // The old id stays until the new one replaces it: should this attempt fail, the
+        // next request meets a 404 again and tries again (without an id it would be
+        // refused for the missing header, and nothing would try again).
         match (&state.initialize, &state.initialized) {
             (Some(init), done) => (init.clone(), done.clone()),
             (None, _) => return Err("there is no initialize to replay".into()),

@@ -1,11 +1,12 @@
 //! The server side of the HTTP client tests: Ferry's HTTP server with a few tools, a layer
-//! recording the `Authorization` header of every request, and a TCP proxy that can cut a
-//! response stream after a given event.
+//! recording the `Authorization` header of every request (and able to hold `initialize`
+//! requests for a while), and a TCP proxy that can cut a response stream after a given
+//! event.
 
 #![allow(dead_code)] // each test file uses part of it
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -43,9 +44,22 @@ pub(crate) struct Fixture {
     pub(crate) http: reqwest::Client,
     pub(crate) hang_events: tokio::sync::mpsc::UnboundedReceiver<&'static str>,
     authorizations: Arc<Mutex<Vec<String>>>,
+    initializes: Arc<AtomicUsize>,
+    initialize_delay_ms: Arc<AtomicU64>,
 }
 
 impl Fixture {
+    /// Session-starting POSTs (those without `Mcp-Session-Id`) received so far.
+    pub(crate) fn initializes(&self) -> usize {
+        self.initializes.load(Ordering::SeqCst)
+    }
+
+    /// Hold every later session-starting POST for `delay` before the server sees it.
+    pub(crate) fn hold_initialize(&self, delay: Duration) {
+        self.initialize_delay_ms
+            .store(delay.as_millis() as u64, Ordering::SeqCst);
+    }
+
     /// The `Authorization` header of every request so far (requests without one are not
     /// listed).
     pub(crate) fn authorizations(&self) -> Vec<String> {
@@ -137,15 +151,26 @@ pub(crate) fn server() -> (Server, tokio::sync::mpsc::UnboundedReceiver<&'static
 pub(crate) async fn start(config: HttpConfig) -> Fixture {
     let (server, hang_events) = server();
     let authorizations = Arc::new(Mutex::new(Vec::new()));
+    let initializes = Arc::new(AtomicUsize::new(0));
+    let initialize_delay_ms = Arc::new(AtomicU64::new(0));
     let seen = Arc::clone(&authorizations);
+    let (starts, delay) = (Arc::clone(&initializes), Arc::clone(&initialize_delay_ms));
     let router = ferry::http::router(server.clone(), config).layer(axum::middleware::from_fn(
         move |request: axum::extract::Request, next: axum::middleware::Next| {
             let seen = Arc::clone(&seen);
+            let (starts, delay) = (Arc::clone(&starts), Arc::clone(&delay));
             async move {
                 if let Some(value) = request.headers().get("authorization") {
                     seen.lock()
                         .unwrap()
                         .push(value.to_str().unwrap_or("?").to_owned());
+                }
+                if request.method() == axum::http::Method::POST
+                    && !request.headers().contains_key("mcp-session-id")
+                {
+                    starts.fetch_add(1, Ordering::SeqCst);
+                    let hold = delay.load(Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_millis(hold)).await;
                 }
                 next.run(request).await
             }
@@ -161,6 +186,8 @@ pub(crate) async fn start(config: HttpConfig) -> Fixture {
         http: reqwest::Client::new(),
         hang_events,
         authorizations,
+        initializes,
+        initialize_delay_ms,
     }
 }
 
