@@ -47,7 +47,7 @@ struct Loop<H> {
     in_flight: InFlight,
     slots: Arc<Semaphore>,
     tracker: TaskTracker,
-    closing: CancellationToken,
+    closing: Arc<CancellationToken>,
     /// Whether a request's handler is first polled on the read loop (single-threaded
     /// runtimes); see [`Loop::request`].
     inline: bool,
@@ -72,7 +72,7 @@ impl Engine {
             config,
             in_flight: Arc::default(),
             tracker: TaskTracker::new(),
-            closing: CancellationToken::new(),
+            closing: Arc::new(CancellationToken::new()),
             inline: tokio::runtime::Handle::current().runtime_flavor()
                 == tokio::runtime::RuntimeFlavor::CurrentThread,
         };
@@ -393,7 +393,7 @@ pub(crate) fn run_future_size<H: Handler>(handler: H) -> usize {
         config: EngineConfig::default(),
         in_flight: Arc::default(),
         tracker: TaskTracker::new(),
-        closing: CancellationToken::new(),
+        closing: Arc::new(CancellationToken::new()),
         inline: true,
     };
     std::mem::size_of_val(&state.run(incoming.into(), None))

@@ -71,8 +71,10 @@ pub struct RequestContext {
     pub cancel: CancellationToken,
     /// Cancelled when the peer has hung up (no more input): in-flight requests have the
     /// shutdown grace period to answer, so a long-lived request (a subscription stream)
-    /// can end with a graceful response instead of being cut off.
-    pub closing: CancellationToken,
+    /// can end with a graceful response instead of being cut off. One token for the
+    /// whole connection, shared (an `Arc` clone per request, where cloning the token
+    /// itself locks it: a lock every request of the connection would take twice).
+    pub closing: std::sync::Arc<CancellationToken>,
     /// Present when the peer asked for progress (`_meta.progressToken`).
     pub progress: Option<ProgressReporter>,
     /// The other side, for requests and notifications of the handler's own.

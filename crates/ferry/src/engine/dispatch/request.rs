@@ -77,7 +77,7 @@ impl<H: Handler> Loop<H> {
         let context = RequestContext {
             id: id.clone(),
             cancel: token.clone(),
-            closing: self.closing.clone(),
+            closing: Arc::clone(&self.closing),
             progress: progress.clone(),
             peer: self.peer.clone(),
             attachment,
