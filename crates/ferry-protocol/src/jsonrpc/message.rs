@@ -130,7 +130,42 @@ impl ResultResponse<RawJson> {
         out.extend_from_slice(result.as_bytes());
         out.push(b'}');
     }
+
+    /// The result response to request `id` around `result` (one JSON text): the bytes
+    /// [`write`](Self::write) produces, in `result`'s own buffer, without copying the
+    /// result to another (the envelope goes around it; with a number id and
+    /// [`ENVELOPE_ROOM`] spare capacity, without an allocation either).
+    pub fn wrap(result: String, id: &RequestId) -> Vec<u8> {
+        let RequestId::Number(n) = id else {
+            let mut out = Vec::with_capacity(result.len() + ENVELOPE_ROOM);
+            Self::write(&mut out, id, &result);
+            return out;
+        };
+        let mut digits = itoa::Buffer::new();
+        let parts: [&[u8]; 3] = [
+            br#"{"jsonrpc":"2.0","id":"#,
+            digits.format(*n).as_bytes(),
+            br#","result":"#,
+        ];
+        let head: usize = parts.iter().map(|p| p.len()).sum();
+        let mut frame = result.into_bytes();
+        let len = frame.len();
+        frame.reserve(head + 1);
+        frame.resize(len + head, 0);
+        frame.copy_within(..len, head);
+        let mut at = 0;
+        for part in parts {
+            frame[at..at + part.len()].copy_from_slice(part);
+            at += part.len();
+        }
+        frame.push(b'}');
+        frame
+    }
 }
+
+/// Spare capacity a result written for a response leaves after it, so that
+/// [`ResultResponse::wrap`] puts the envelope of a number id around it without growing it.
+pub const ENVELOPE_ROOM: usize = 64;
 
 /// An error response.
 #[derive(Clone, Debug, PartialEq)]
@@ -328,6 +363,35 @@ mod tests {
                 String::from_utf8(serde).unwrap(),
                 "{id}"
             );
+        }
+    }
+
+    #[test]
+    fn a_wrapped_result_is_the_written_response() {
+        let result = r#"{"content":[{"type":"text","text":"hi"}]}"#;
+        let ids = [
+            RequestId::Number(0),
+            RequestId::Number(-5),
+            RequestId::Number(i64::MAX),
+            RequestId::Number(i64::MIN),
+            RequestId::String("a-1".into()),
+            RequestId::String("quote \" and \\ and \u{1} and é".into()),
+        ];
+        for id in ids {
+            let mut written = Vec::new();
+            ResultResponse::write(&mut written, &id, result);
+            let mut text = String::with_capacity(result.len() + ENVELOPE_ROOM);
+            text.push_str(result);
+            let before = text.as_ptr();
+            let frame = ResultResponse::wrap(text, &id);
+            assert_eq!(
+                String::from_utf8(frame.clone()).unwrap(),
+                String::from_utf8(written).unwrap(),
+                "{id}"
+            );
+            if let RequestId::Number(_) = id {
+                assert_eq!(frame.as_ptr(), before, "{id}: wrapped in place");
+            }
         }
     }
 

@@ -9,6 +9,6 @@ pub use classify::{
 };
 pub use id::RequestId;
 pub use message::{
-    ErrorObject, ErrorResponse, JsonRpcVersion, Message, Notification, RawJson, Request, Response,
-    ResultResponse, parse_params,
+    ENVELOPE_ROOM, ErrorObject, ErrorResponse, JsonRpcVersion, Message, Notification, RawJson,
+    Request, Response, ResultResponse, parse_params,
 };

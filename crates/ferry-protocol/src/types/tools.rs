@@ -172,7 +172,9 @@ impl CallToolResult {
     /// instructions, callgrind.)
     pub fn to_json(&self) -> serde_json::Result<String> {
         let text: usize = self.content.iter().map(text_len).sum();
-        let mut out = String::with_capacity(text + 64);
+        // Room for the members and, after them, for a response's envelope (see
+        // `ResultResponse::wrap`).
+        let mut out = String::with_capacity(text + 64 + crate::jsonrpc::ENVELOPE_ROOM);
         out.push_str(r#"{"content":["#);
         for (i, block) in self.content.iter().enumerate() {
             if i > 0 {

@@ -1,6 +1,6 @@
 //! A request's result as the engine sends it: JSON text.
 
-use ferry_protocol::jsonrpc::RawJson;
+use ferry_protocol::jsonrpc::{RawJson, RequestId, ResultResponse};
 
 /// The result of an incoming request as JSON text, ready for the response: raw JSON (from
 /// `serde_json::value::to_raw_value`, or received), or text Ferry's own writers produced
@@ -25,6 +25,20 @@ impl ResultJson {
     /// `value` serialized.
     pub fn from_value<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result<Self> {
         serde_json::value::to_raw_value(value).map(Self::from)
+    }
+
+    /// The result response to request `id`: written text becomes the frame itself, the
+    /// envelope put around it (one allocation and one copy of the result fewer per
+    /// response).
+    pub(crate) fn into_response(self, id: &RequestId) -> Vec<u8> {
+        match self.0 {
+            Text::Written(text) => ResultResponse::wrap(text, id),
+            Text::Raw(raw) => {
+                let mut frame = Vec::with_capacity(raw.get().len() + 64);
+                ResultResponse::write(&mut frame, id, raw.get());
+                frame
+            }
+        }
     }
 
     /// The JSON text.

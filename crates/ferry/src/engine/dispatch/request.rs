@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::task::Poll;
 
 use ferry_protocol::RequestId;
-use ferry_protocol::jsonrpc::{ErrorObject, ErrorResponse, Request, ResultResponse};
+use ferry_protocol::jsonrpc::{ErrorObject, ErrorResponse, Request};
 use futures_util::FutureExt;
 use serde::Deserialize;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
@@ -202,17 +202,16 @@ async fn respond_to(
     id: RequestId,
     result: Result<ResultJson, ErrorObject>,
 ) {
-    // Sized for the result and the envelope at once (growing from empty reallocated the
-    // frame several times per response).
-    let mut frame = Vec::with_capacity(result.as_ref().map_or(128, |raw| raw.get().len() + 64));
-    match result {
-        Ok(raw) => ResultResponse::write(&mut frame, &id, raw.get()),
+    let frame = match result {
+        Ok(json) => json.into_response(&id),
         Err(error) => {
+            let mut frame = Vec::with_capacity(128);
             if serde_json::to_writer(&mut frame, &ErrorResponse::new(Some(id), error)).is_err() {
                 return;
             }
+            frame
         }
-    }
+    };
     match responder {
         Responder::Direct => {
             let _ = peer.send_frame(frame).await;
