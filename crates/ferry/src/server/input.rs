@@ -94,8 +94,35 @@ pub(crate) struct Rounds {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Binding {
     pub(crate) method: &'static str,
-    pub(crate) digest: String,
+    /// The parts of the request the state is bound to (a tool's name and arguments, say),
+    /// hashed into [`Binding::digest`] only when a state is opened or sealed: most requests
+    /// never ask for input, and the hash was ~7k instructions of every stateless call.
+    salient: Vec<Value>,
+    digest: std::sync::OnceLock<String>,
     pub(crate) principal: Option<String>,
+}
+
+impl Binding {
+    pub(crate) fn new(
+        method: &'static str,
+        salient: Vec<Value>,
+        principal: Option<String>,
+    ) -> Self {
+        Binding {
+            method,
+            salient,
+            digest: std::sync::OnceLock::new(),
+            principal,
+        }
+    }
+
+    /// The digest of the salient parts (see [`super::request_state::digest`]).
+    pub(crate) fn digest(&self) -> &str {
+        self.digest.get_or_init(|| {
+            let parts: Vec<&Value> = self.salient.iter().collect();
+            super::request_state::digest(&parts)
+        })
+    }
 }
 
 #[derive(Debug, Default)]

@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::builder::Server;
 use super::input::{Binding, InputError, Ran, Rounds, missing_capability_is_error};
 use super::reply::{Call, reply};
-use super::request_state::{RequestState, digest};
+use super::request_state::RequestState;
 use crate::engine::HandlerResult;
 
 /// The most input rounds one request may take; past it the request fails (a handler
@@ -27,15 +27,11 @@ pub(crate) const MAX_ROUNDS: u32 = 32;
 pub(crate) fn resume(
     server: &Server,
     method: &'static str,
-    salient: &[&Value],
+    salient: Vec<Value>,
     request_state: Option<&str>,
     responses: Option<InputResponses>,
 ) -> Result<Arc<Rounds>, ErrorObject> {
-    let binding = Binding {
-        method,
-        digest: digest(salient),
-        principal: None,
-    };
+    let binding = Binding::new(method, salient, None);
     let Some(sealed) = request_state else {
         // No state: nothing was asked, so any `inputResponses` answer nothing.
         return Ok(Arc::new(Rounds::new(IndexMap::new(), binding, 0)));
@@ -46,7 +42,7 @@ pub(crate) fn resume(
         .open(
             sealed,
             method,
-            &binding.digest,
+            binding.digest(),
             binding.principal.as_deref(),
         )
         .map_err(|e| ErrorObject::invalid_params(e.to_string()))?;
@@ -94,7 +90,7 @@ fn input_required(
     let sealer = &server.inner.sealer;
     let state = RequestState {
         method: rounds.binding.method.to_owned(),
-        digest: rounds.binding.digest.clone(),
+        digest: rounds.binding.digest().to_owned(),
         principal: rounds.binding.principal.clone(),
         expires_ms: sealer.expiry(),
         answers: rounds.answers.clone(),

@@ -447,12 +447,10 @@ impl Session {
         if !call.version.has(ferry_protocol::Feature::InputRequired) {
             return Ok(None);
         }
-        let salient = salient();
-        let salient: Vec<_> = salient.iter().collect();
         mrtr::resume(
             &self.server,
             method,
-            &salient,
+            salient(),
             request_state.as_deref(),
             responses,
         )
