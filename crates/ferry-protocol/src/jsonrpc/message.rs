@@ -341,19 +341,23 @@ pub fn parse_params<T: serde::de::DeserializeOwned>(
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_written_result_response_is_what_serde_writes() {
-        let result = RawValue::from_string(r#"{"content":[{"type":"text","text":"hi"}]}"#.into())
-            .expect("raw");
-        let ids = [
+    /// Number ids at both ends, string ids plain and needing escapes.
+    fn every_kind_of_id() -> [RequestId; 6] {
+        [
             RequestId::Number(0),
             RequestId::Number(-5),
             RequestId::Number(i64::MAX),
             RequestId::Number(i64::MIN),
             RequestId::String("a-1".into()),
             RequestId::String("quote \" and \\ and \u{1} and é".into()),
-        ];
-        for id in ids {
+        ]
+    }
+
+    #[test]
+    fn a_written_result_response_is_what_serde_writes() {
+        let result = RawValue::from_string(r#"{"content":[{"type":"text","text":"hi"}]}"#.into())
+            .expect("raw");
+        for id in every_kind_of_id() {
             let mut written = Vec::new();
             ResultResponse::write(&mut written, &id, result.get());
             let serde = serde_json::to_vec(&ResultResponse::new(id.clone(), result.clone()))
@@ -369,15 +373,7 @@ mod tests {
     #[test]
     fn a_wrapped_result_is_the_written_response() {
         let result = r#"{"content":[{"type":"text","text":"hi"}]}"#;
-        let ids = [
-            RequestId::Number(0),
-            RequestId::Number(-5),
-            RequestId::Number(i64::MAX),
-            RequestId::Number(i64::MIN),
-            RequestId::String("a-1".into()),
-            RequestId::String("quote \" and \\ and \u{1} and é".into()),
-        ];
-        for id in ids {
+        for id in every_kind_of_id() {
             let mut written = Vec::new();
             ResultResponse::write(&mut written, &id, result);
             let mut text = String::with_capacity(result.len() + ENVELOPE_ROOM);
