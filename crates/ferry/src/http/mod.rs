@@ -90,6 +90,7 @@ mod guard;
 mod headers;
 mod legacy;
 mod owner;
+mod probe;
 mod session;
 mod sse;
 mod stateless;

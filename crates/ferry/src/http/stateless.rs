@@ -12,6 +12,7 @@
 //! cancelled), and a `subscriptions/listen` stream, which has nothing to finish, ends at
 //! once: none holds the server's graceful shutdown open.
 
+use std::borrow::Cow;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,6 +29,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::owner::RequestData;
+use super::probe::Probe;
 use super::{Shared, guard, headers, sse};
 use crate::engine::{Attachment, Frame, Transport, TransportEvent};
 use crate::server::Server;
@@ -93,6 +95,19 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
         let data = RequestData::of(&parts.extensions);
         return super::session::post(&shared, &parts.headers, data, bytes, posted).await;
     }
+    // The usual stateless-era request, read in one borrowed pass (see `probe`).
+    if let Some(probe) = Probe::read(&bytes)
+        && stateless(&parts.headers, &probe.method, probe.meta_version.is_some())
+    {
+        let request = Stateless {
+            meta_version: probe.meta_version(),
+            method: &probe.method,
+            id: probe.id.clone(),
+            streams: probe.streams,
+            checked: probe.checked.as_ref(),
+        };
+        return answer(&shared, &parts, &bytes, request).await;
+    }
     let message: Value = match serde_json::from_slice(&bytes) {
         Ok(value) => value,
         Err(e) => {
@@ -136,7 +151,51 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
     };
     let params = object.get("params");
     let meta = params.and_then(|p| p.get("_meta"));
-    let meta_version = meta.and_then(|m| m.get(keys::PROTOCOL_VERSION));
+    let request = Stateless {
+        meta_version: meta
+            .and_then(|m| m.get(keys::PROTOCOL_VERSION))
+            .map(|v| v.as_str().map(Cow::Borrowed)),
+        method,
+        id,
+        streams: meta
+            .is_some_and(|m| m.get("progressToken").is_some() || m.get(keys::LOG_LEVEL).is_some()),
+        checked: params,
+    };
+    answer(&shared, &parts, &bytes, request).await
+}
+
+/// Whether a request with `method` (and a protocol version in `_meta` or not) is for this
+/// path, not for the session layer (`session::claims` for a request with an id).
+fn stateless(headers: &axum::http::HeaderMap, method: &str, meta_version: bool) -> bool {
+    method == "server/discover" || meta_version || super::session::stateless_header(headers)
+}
+
+/// What the stateless path reads of one request, however it was read.
+struct Stateless<'a> {
+    /// `_meta`'s protocol version: `Some(None)` when it is there but not a string.
+    meta_version: Option<Option<Cow<'a, str>>>,
+    method: &'a str,
+    id: RequestId,
+    /// `_meta` asks for progress or log messages: the answer may be a stream.
+    streams: bool,
+    /// `params` (or the members of it the headers are checked against).
+    checked: Option<&'a Value>,
+}
+
+/// Check a stateless-era request against its headers and run it.
+async fn answer(
+    shared: &Arc<Shared>,
+    parts: &axum::http::request::Parts,
+    bytes: &Bytes,
+    request: Stateless<'_>,
+) -> Response {
+    let Stateless {
+        meta_version,
+        method,
+        id,
+        streams,
+        checked: params,
+    } = request;
     let header_version = match headers::protocol_version(&parts.headers) {
         Ok(v) => v,
         Err(e) => return error_response(StatusCode::BAD_REQUEST, Some(id), e),
@@ -156,13 +215,14 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
         );
     };
     if let Some(body_version) = meta_version
-        && body_version.as_str() != Some(&*header_version)
+        && body_version.as_deref() != Some(&*header_version)
     {
+        let shown = body_version.map_or_else(|| "(not a string)".to_owned(), |v| format!("{v:?}"));
         return error_response(
             StatusCode::BAD_REQUEST,
             Some(id),
             headers::mismatch(format!(
-                "MCP-Protocol-Version header value {header_version:?} does not match body value {body_version}"
+                "MCP-Protocol-Version header value {header_version:?} does not match body value {shown}"
             )),
         );
     }
@@ -176,11 +236,9 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
         return error_response(StatusCode::BAD_REQUEST, Some(id), e);
     }
     drop(tools);
-    let streams = method == "subscriptions/listen"
-        || meta
-            .is_some_and(|m| m.get("progressToken").is_some() || m.get(keys::LOG_LEVEL).is_some());
+    let streams = method == "subscriptions/listen" || streams;
     let attachment = parts.extensions.get::<Attachment>().cloned();
-    let exchange = Exchange::start(&shared, bytes.to_vec(), id, attachment).await;
+    let exchange = Exchange::start(shared, bytes.to_vec(), id, attachment).await;
     if streams {
         let listen = method == "subscriptions/listen";
         respond_sse(exchange, shared.config.sse_keep_alive, listen).await

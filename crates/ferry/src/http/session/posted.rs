@@ -156,7 +156,7 @@ impl Posted {
 }
 
 /// Whether `MCP-Protocol-Version` names a stateless-era revision.
-pub(super) fn stateless_header(headers: &HeaderMap) -> bool {
+pub(crate) fn stateless_header(headers: &HeaderMap) -> bool {
     headers
         .get(headers::PROTOCOL_VERSION)
         .and_then(|v| v.to_str().ok())
