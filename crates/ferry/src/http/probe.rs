@@ -33,7 +33,9 @@ pub(crate) struct Probe<'a> {
 }
 
 /// A member's raw value; `Some` even for `null` (as `Value::get` sees it).
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+pub(crate) fn present<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue>::deserialize(d).map(Some)
 }
 
@@ -59,21 +61,21 @@ struct Params<'a> {
     arguments: Option<&'a RawValue>,
 }
 
+/// The members of a request's `_meta` the HTTP layer reads (the session layer's skim too).
 #[derive(Deserialize)]
-struct Meta<'a> {
+pub(crate) struct Meta<'a> {
+    /// `io.modelcontextprotocol/protocolVersion`: a stateless-era request.
     #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
     #[serde(borrow, default, deserialize_with = "present")]
-    version: Option<&'a RawValue>,
-    #[serde(
-        rename = "progressToken",
-        borrow,
-        default,
-        deserialize_with = "present"
-    )]
-    progress_token: Option<&'a RawValue>,
+    pub(crate) version: Option<&'a RawValue>,
+    /// `progressToken`.
+    #[serde(rename = "progressToken")]
+    #[serde(borrow, default, deserialize_with = "present")]
+    pub(crate) progress_token: Option<&'a RawValue>,
+    /// `io.modelcontextprotocol/logLevel`.
     #[serde(rename = "io.modelcontextprotocol/logLevel")]
     #[serde(borrow, default, deserialize_with = "present")]
-    log_level: Option<&'a RawValue>,
+    pub(crate) log_level: Option<&'a RawValue>,
 }
 
 fn object(raw: &RawValue) -> bool {

@@ -10,7 +10,6 @@
 
 use axum::http::HeaderMap;
 use ferry_protocol::jsonrpc::{self, Inbound, Message, Rejected};
-use ferry_protocol::types::keys;
 use ferry_protocol::{Era, ProtocolVersion, RequestId};
 use serde::Deserialize;
 use serde_json::Value;
@@ -18,6 +17,7 @@ use serde_json::value::RawValue;
 
 use super::SESSION_ID;
 use crate::http::headers;
+use crate::http::probe::{Meta, present};
 
 /// What the session layer needs of a POSTed body.
 pub(crate) struct Posted {
@@ -177,11 +177,6 @@ struct Skim {
     request_id: Option<RequestId>,
 }
 
-/// A member's raw value; `Some` even for `null` (as `Value::get` sees it).
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue>::deserialize(d).map(Some)
-}
-
 impl Skim {
     fn of(params: Option<&RawValue>) -> Option<Skim> {
         #[derive(Deserialize)]
@@ -191,23 +186,6 @@ impl Skim {
             #[serde(rename = "requestId", borrow, default, deserialize_with = "present")]
             request_id: Option<&'a RawValue>,
         }
-        #[derive(Deserialize)]
-        struct Meta<'a> {
-            #[serde(
-                rename = "progressToken",
-                borrow,
-                default,
-                deserialize_with = "present"
-            )]
-            progress_token: Option<&'a RawValue>,
-            #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
-            #[serde(borrow, default, deserialize_with = "present")]
-            version: Option<&'a RawValue>,
-        }
-        debug_assert_eq!(
-            keys::PROTOCOL_VERSION,
-            "io.modelcontextprotocol/protocolVersion"
-        );
         // Members of anything but an object are absent (an array of params has none).
         let object = |raw: &RawValue| raw.get().starts_with('{');
         let Some(params) = params.filter(|p| object(p)) else {
