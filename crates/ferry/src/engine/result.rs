@@ -1,6 +1,6 @@
 //! A request's result as the engine sends it: JSON text.
 
-use ferry_protocol::jsonrpc::{RawJson, RequestId, ResultResponse};
+use ferry_protocol::jsonrpc::{ENVELOPE_ROOM, RawJson, RequestId, ResultResponse};
 
 /// The result of an incoming request as JSON text, ready for the response: raw JSON (from
 /// `serde_json::value::to_raw_value`, or received), or text Ferry's own writers produced
@@ -34,7 +34,7 @@ impl ResultJson {
         match self.0 {
             Text::Written(text) => ResultResponse::wrap(text, id),
             Text::Raw(raw) => {
-                let mut frame = Vec::with_capacity(raw.get().len() + 64);
+                let mut frame = Vec::with_capacity(raw.get().len() + ENVELOPE_ROOM);
                 ResultResponse::write(&mut frame, id, raw.get());
                 frame
             }

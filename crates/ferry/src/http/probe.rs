@@ -78,7 +78,8 @@ pub(crate) struct Meta<'a> {
     pub(crate) log_level: Option<&'a RawValue>,
 }
 
-fn object(raw: &RawValue) -> bool {
+/// Whether a raw JSON value is an object.
+pub(crate) fn object(raw: &RawValue) -> bool {
     raw.get().starts_with('{')
 }
 

@@ -97,12 +97,16 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
     }
     // The usual stateless-era request, read in one borrowed pass (see `probe`).
     if let Some(probe) = Probe::read(&bytes)
-        && stateless(&parts.headers, &probe.method, probe.meta_version.is_some())
+        && super::session::stateless_request(
+            &parts.headers,
+            &probe.method,
+            probe.meta_version.is_some(),
+        )
     {
         let request = Stateless {
             meta_version: probe.meta_version(),
             method: &probe.method,
-            id: probe.id.clone(),
+            id: probe.id,
             streams: probe.streams,
             checked: probe.checked.as_ref(),
         };
@@ -162,12 +166,6 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
         checked: params,
     };
     answer(&shared, &parts, &bytes, request).await
-}
-
-/// Whether a request with `method` (and a protocol version in `_meta` or not) is for this
-/// path, not for the session layer (`session::claims` for a request with an id).
-fn stateless(headers: &axum::http::HeaderMap, method: &str, meta_version: bool) -> bool {
-    method == "server/discover" || meta_version || super::session::stateless_header(headers)
 }
 
 /// What the stateless path reads of one request, however it was read.

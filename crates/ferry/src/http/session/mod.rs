@@ -88,7 +88,7 @@ use serde_json::Value;
 pub(crate) use delete::delete;
 pub(crate) use get_stream::get;
 pub(crate) use post::post;
-pub(crate) use posted::{Posted, stateless_header};
+pub(crate) use posted::Posted;
 pub(crate) use registry::{Sessions, make_room, new_session_id};
 
 /// `MCP-Session-Id` (a `HeaderName` constant: a `&str` name is parsed at every lookup).
@@ -115,8 +115,14 @@ pub(crate) fn claims(headers: &HeaderMap, message: &Value) -> bool {
         .and_then(|p| p.get("_meta"))
         .and_then(|m| m.get(keys::PROTOCOL_VERSION))
         .is_some();
-    if method == "server/discover" || stateless_meta || posted::stateless_header(headers) {
+    if stateless_request(headers, method, stateless_meta) {
         return false;
     }
     object.contains_key("id") || headers.contains_key(SESSION_ID)
+}
+
+/// Whether a request with `method` is a stateless-era one: `server/discover`, a protocol
+/// version in its `_meta` (`meta_version`), or a stateless revision in the header.
+pub(crate) fn stateless_request(headers: &HeaderMap, method: &str, meta_version: bool) -> bool {
+    method == "server/discover" || meta_version || posted::stateless_header(headers)
 }

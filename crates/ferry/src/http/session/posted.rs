@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 
 use super::SESSION_ID;
 use crate::http::headers;
-use crate::http::probe::{Meta, present};
+use crate::http::probe::{Meta, object, present};
 
 /// What the session layer needs of a POSTed body.
 pub(crate) struct Posted {
@@ -156,7 +156,7 @@ impl Posted {
 }
 
 /// Whether `MCP-Protocol-Version` names a stateless-era revision.
-pub(crate) fn stateless_header(headers: &HeaderMap) -> bool {
+pub(super) fn stateless_header(headers: &HeaderMap) -> bool {
     headers
         .get(headers::PROTOCOL_VERSION)
         .and_then(|v| v.to_str().ok())
@@ -187,7 +187,6 @@ impl Skim {
             request_id: Option<&'a RawValue>,
         }
         // Members of anything but an object are absent (an array of params has none).
-        let object = |raw: &RawValue| raw.get().starts_with('{');
         let Some(params) = params.filter(|p| object(p)) else {
             return Some(Skim::default());
         };
