@@ -12,6 +12,7 @@ use ferry_protocol::error_codes::HEADER_MISMATCH;
 use ferry_protocol::jsonrpc::ErrorObject;
 use ferry_protocol::types::JsonObject;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 // Names as `HeaderName` constants: a `&str` name is parsed and validated at every lookup.
 /// `MCP-Protocol-Version`.
@@ -87,12 +88,64 @@ pub(crate) fn protocol_version(headers: &HeaderMap) -> Result<Option<Cow<'_, str
         .transpose()
 }
 
+/// The members of a request's `params` its `Mcp-Name` and `Mcp-Param-*` headers are
+/// checked against, however the body was read.
+#[derive(Clone, Copy)]
+pub(crate) enum Checked<'a> {
+    /// `params` read as a `Value` (`None`: no `params`).
+    Value(Option<&'a Value>),
+    /// The members read raw (see `probe::Params`): each is parsed only when a header is
+    /// checked against it.
+    Raw {
+        /// `name`.
+        name: Option<&'a RawValue>,
+        /// `uri`.
+        uri: Option<&'a RawValue>,
+        /// `arguments`.
+        arguments: Option<&'a RawValue>,
+    },
+}
+
+impl<'a> Checked<'a> {
+    /// The member `field` (`name` or `uri`) when it is a string.
+    pub(crate) fn string(self, field: &str) -> Option<Cow<'a, str>> {
+        match self {
+            Checked::Value(params) => params?.get(field)?.as_str().map(Cow::Borrowed),
+            Checked::Raw { name, uri, .. } => {
+                let raw = match field {
+                    "name" => name,
+                    "uri" => uri,
+                    _ => None,
+                }?;
+                // Borrowed unless it has escapes.
+                match serde_json::from_str::<&'a str>(raw.get()) {
+                    Ok(plain) => Some(Cow::Borrowed(plain)),
+                    Err(_) => serde_json::from_str::<String>(raw.get())
+                        .ok()
+                        .map(Cow::Owned),
+                }
+            }
+        }
+    }
+
+    /// `arguments` as a `Value` (parsed from its text when it was read raw; `None` as well
+    /// when that parse fails, which only a nesting beyond serde_json's limit can make it).
+    fn arguments(self) -> Option<Cow<'a, Value>> {
+        match self {
+            Checked::Value(params) => params?.get("arguments").map(Cow::Borrowed),
+            Checked::Raw { arguments, .. } => {
+                serde_json::from_str(arguments?.get()).ok().map(Cow::Owned)
+            }
+        }
+    }
+}
+
 /// Check `Mcp-Method`, `Mcp-Name` and (for `tools/call`, against the tool's
 /// `x-mcp-header` annotations in `input_schema`) `Mcp-Param-*` against the request body.
 pub(crate) fn validate(
     headers: &HeaderMap,
     method: &str,
-    params: Option<&Value>,
+    params: Checked<'_>,
     input_schema: Option<&JsonObject>,
 ) -> Result<(), ErrorObject> {
     let Some(header_method) = header(headers, &METHOD)? else {
@@ -110,14 +163,14 @@ pub(crate) fn validate(
         _ => None,
     };
     if let Some(field) = name_field {
-        let body = params.and_then(|p| p.get(field)).and_then(Value::as_str);
+        let body = params.string(field);
         let Some(value) = header(headers, &NAME)? else {
             return Err(mismatch(format!(
                 "the Mcp-Name header is required for {method}"
             )));
         };
         let value = decode("Mcp-Name", value, true)?;
-        if body != Some(&*value) {
+        if body.as_deref() != Some(&*value) {
             return Err(mismatch(format!(
                 "Mcp-Name header value {value:?} does not match body value {}",
                 body.map_or_else(|| "(absent)".to_owned(), |b| format!("{b:?}"))
@@ -127,11 +180,13 @@ pub(crate) fn validate(
     if method == "tools/call"
         && let Some(schema) = input_schema
     {
-        let arguments = params.and_then(|p| p.get("arguments"));
         let mut annotated = Vec::new();
         annotations(schema, &mut Vec::new(), &mut annotated);
-        for (param, path) in annotated {
-            check_param(headers, &param, &path, arguments)?;
+        if !annotated.is_empty() {
+            let arguments = params.arguments();
+            for (param, path) in annotated {
+                check_param(headers, &param, &path, arguments.as_deref())?;
+            }
         }
     }
     Ok(())
@@ -260,17 +315,31 @@ mod tests {
             ("mcp-param-flag", "true"),
             ("mcp-param-unknown", "ignored"),
         ]);
-        validate(&ok, "tools/call", Some(&params), Some(&schema)).unwrap();
+        validate(
+            &ok,
+            "tools/call",
+            Checked::Value(Some(&params)),
+            Some(&schema),
+        )
+        .unwrap();
         let missing = headers(&[("mcp-method", "tools/call"), ("mcp-name", "sql")]);
-        assert!(validate(&missing, "tools/call", Some(&params), Some(&schema)).is_err());
+        assert!(
+            validate(
+                &missing,
+                "tools/call",
+                Checked::Value(Some(&params)),
+                Some(&schema)
+            )
+            .is_err()
+        );
         let wrong = headers(&[("mcp-method", "tools/list")]);
-        assert!(validate(&wrong, "tools/call", Some(&params), None).is_err());
+        assert!(validate(&wrong, "tools/call", Checked::Value(Some(&params)), None).is_err());
         let encoded = headers(&[
             ("mcp-method", "prompts/get"),
             ("mcp-name", "=?base64?c3Fs?="),
         ]);
-        validate(&encoded, "prompts/get", Some(&params), None).unwrap();
+        validate(&encoded, "prompts/get", Checked::Value(Some(&params)), None).unwrap();
         let twice = headers(&[("mcp-method", "tools/list"), ("mcp-method", "tools/list")]);
-        assert!(validate(&twice, "tools/list", None, None).is_err());
+        assert!(validate(&twice, "tools/list", Checked::Value(None), None).is_err());
     }
 }

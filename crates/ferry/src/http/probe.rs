@@ -1,58 +1,61 @@
-//! The usual stateless-era POST read in one borrowed, typed pass: what the HTTP layer needs
-//! of a request (its method, id, `_meta`'s version and stream options, and the members its
-//! `Mcp-*` headers are checked against) without building a `serde_json::Value` of the whole
-//! body. That `Value` was 19k of the 114k instructions of a stateless `tools/call` (its
-//! `_meta` carries the client's capabilities and identity on every request).
+//! The usual stateless-era request's `params` read in one borrowed, typed pass: what the
+//! HTTP layer needs of them (`_meta`'s version and stream options, and the members its
+//! `Mcp-*` headers are checked against) without building a `serde_json::Value`. A `Value`
+//! of the whole body was 19k of the 114k instructions of a stateless `tools/call` (its
+//! `_meta` carries the client's capabilities and identity on every request); reading the
+//! envelope with the engine's classification, handed on to the engine, and `params` here
+//! in one pass took the rest of the double reading away.
 //!
-//! The probe answers only for what it reads exactly as `Value` would: one JSON object with
-//! a string `method`, a valid request `id`, `params` and `_meta` absent or objects, no member
-//! it reads twice (serde's derive refuses a repeated field where `Value` keeps the last).
-//! Anything else is `None`, and the caller reads the body as a `Value`.
+//! The probe answers only for what it reads exactly as `Value` would: `params` and `_meta`
+//! absent or objects, no member it reads twice (serde's derive refuses a repeated field
+//! where `Value` keeps the last). Anything else is `None`, and the caller reads the body
+//! as a `Value`.
 
-use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
 
-use ferry_protocol::RequestId;
-use serde::Deserialize;
-use serde_json::Value;
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
-/// What the stateless POST path reads from one request.
+use super::headers::Checked;
+
+/// What the stateless POST path reads from a request's `params`.
 pub(crate) struct Probe<'a> {
-    /// `method`.
-    pub(crate) method: Cow<'a, str>,
-    /// `id`.
-    pub(crate) id: RequestId,
     /// `params._meta`'s protocol version, if the member is there (any JSON value).
     pub(crate) meta_version: Option<&'a RawValue>,
     /// `params._meta` names a progress token or a log level (so the answer may stream).
     pub(crate) streams: bool,
-    /// `params`' `name`, `uri` and `arguments`, the members the `Mcp-Name` and
-    /// `Mcp-Param-*` headers are checked against, as a `Value` object; `None` without
-    /// `params`.
-    pub(crate) checked: Option<Value>,
+    /// The members the `Mcp-Name` and `Mcp-Param-*` headers are checked against.
+    pub(crate) checked: Checked<'a>,
 }
 
 /// A member's raw value; `Some` even for `null` (as `Value::get` sees it).
-pub(crate) fn present<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<Option<&'de RawValue>, D::Error> {
+pub(crate) fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue>::deserialize(d).map(Some)
 }
 
-#[derive(Deserialize)]
-struct Body<'a> {
-    #[serde(borrow)]
-    method: Cow<'a, str>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    id: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    params: Option<&'a RawValue>,
+/// A member that must be a JSON object, read as `T` (serde's derive reads a struct from an
+/// array too, which `Value::get` would not see members in).
+fn object_of<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    struct Object<T>(PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for Object<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+            T::deserialize(MapAccessDeserializer::new(map))
+        }
+    }
+    d.deserialize_map(Object(PhantomData)).map(Some)
 }
 
 #[derive(Deserialize)]
 struct Params<'a> {
-    #[serde(rename = "_meta", borrow, default, deserialize_with = "present")]
-    meta: Option<&'a RawValue>,
+    #[serde(rename = "_meta", borrow, default, deserialize_with = "object_of")]
+    meta: Option<Meta<'a>>,
     #[serde(borrow, default, deserialize_with = "present")]
     name: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
@@ -84,8 +87,9 @@ pub(crate) fn object(raw: &RawValue) -> bool {
 }
 
 impl<'a> Probe<'a> {
-    /// Read `body`, or `None` when only a `Value` reads it right (see the module docs).
-    pub(crate) fn read(body: &'a [u8]) -> Option<Probe<'a>> {
+    /// Read a request's `params` (as the classification left them), or `None` when only a
+    /// `Value` reads them right (see the module docs).
+    pub(crate) fn params(params: Option<&'a RawValue>) -> Option<Probe<'a>> {
         debug_assert_eq!(
             ferry_protocol::types::keys::PROTOCOL_VERSION,
             "io.modelcontextprotocol/protocolVersion"
@@ -94,21 +98,12 @@ impl<'a> Probe<'a> {
             ferry_protocol::types::keys::LOG_LEVEL,
             "io.modelcontextprotocol/logLevel"
         );
-        let text = std::str::from_utf8(body).ok()?;
-        // serde's derive reads a struct from an array too: objects only.
-        if !text.trim_start().starts_with('{') {
-            return None;
-        }
-        let body: Body<'a> = serde_json::from_str(text).ok()?;
-        let id = serde_json::from_str::<RequestId>(body.id?.get()).ok()?;
         let mut probe = Probe {
-            method: body.method,
-            id,
             meta_version: None,
             streams: false,
-            checked: None,
+            checked: Checked::Value(None),
         };
-        let Some(params) = body.params else {
+        let Some(params) = params else {
             return Some(probe);
         };
         if !object(params) {
@@ -116,40 +111,32 @@ impl<'a> Probe<'a> {
         }
         let params: Params<'a> = serde_json::from_str(params.get()).ok()?;
         if let Some(meta) = params.meta {
-            if !object(meta) {
-                return None;
-            }
-            let meta: Meta<'a> = serde_json::from_str(meta.get()).ok()?;
             probe.meta_version = meta.version;
             probe.streams = meta.progress_token.is_some() || meta.log_level.is_some();
         }
-        let mut checked = serde_json::Map::new();
-        for (key, raw) in [
-            ("name", params.name),
-            ("uri", params.uri),
-            ("arguments", params.arguments),
-        ] {
-            if let Some(raw) = raw {
-                checked.insert(key.to_owned(), serde_json::from_str(raw.get()).ok()?);
-            }
-        }
-        probe.checked = Some(Value::Object(checked));
+        probe.checked = Checked::Raw {
+            name: params.name,
+            uri: params.uri,
+            arguments: params.arguments,
+        };
         Some(probe)
     }
 
     /// `_meta`'s protocol version as a string (`Some(None)`: there, but not a string).
-    pub(crate) fn meta_version(&self) -> Option<Option<Cow<'a, str>>> {
+    pub(crate) fn meta_version(&self) -> Option<Option<std::borrow::Cow<'a, str>>> {
         self.meta_version
-            .map(|raw| serde_json::from_str::<Cow<'a, str>>(raw.get()).ok())
+            .map(|raw| serde_json::from_str::<std::borrow::Cow<'a, str>>(raw.get()).ok())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ferry_protocol::jsonrpc::{Inbound, Message, classify};
+    use serde_json::Value;
 
-    /// What the `Value` reading of the stateless path takes from `body`.
-    fn by_value(body: &str) -> (String, Value, Option<Value>, bool, Option<Value>) {
+    /// What the `Value` reading of the stateless path takes from `body`'s params.
+    fn by_value(body: &str) -> (Option<Value>, bool, Option<Value>) {
         let v: Value = serde_json::from_str(body).unwrap();
         let params = v.get("params");
         let meta = params.and_then(|p| p.get("_meta"));
@@ -163,8 +150,6 @@ mod tests {
             Value::Object(m)
         });
         (
-            v["method"].as_str().unwrap().to_owned(),
-            v["id"].clone(),
             meta.and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
                 .cloned(),
             meta.is_some_and(|m| {
@@ -175,44 +160,66 @@ mod tests {
         )
     }
 
+    /// The raw members as the `Value` object `by_value` builds.
+    fn as_value(checked: Checked<'_>) -> Option<Value> {
+        let Checked::Raw {
+            name,
+            uri,
+            arguments,
+        } = checked
+        else {
+            return None;
+        };
+        let mut m = serde_json::Map::new();
+        for (key, raw) in [("name", name), ("uri", uri), ("arguments", arguments)] {
+            if let Some(raw) = raw {
+                m.insert(key.into(), serde_json::from_str(raw.get()).unwrap());
+            }
+        }
+        Some(Value::Object(m))
+    }
+
+    /// The probe of a body's params, the envelope read by the engine's classification.
+    fn probe(body: &str) -> Option<(Option<Value>, bool, Option<Value>)> {
+        let Inbound::Single(Message::Request(request)) = classify(body.as_bytes()) else {
+            panic!("not a request: {body}");
+        };
+        let probe = Probe::params(request.params.as_deref())?;
+        Some((
+            probe
+                .meta_version
+                .map(|r| serde_json::from_str(r.get()).unwrap()),
+            probe.streams,
+            as_value(probe.checked),
+        ))
+    }
+
     #[test]
     fn the_probe_reads_what_value_reads_or_declines() {
         let read = [
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#,
-            r#"{"id":"a","method":"tools/list"}"#,
-            r#" {"method":"resources/read","id":2,"params":{"uri":"file:///x","_meta":{"progressToken":null}}}"#,
-            r#"{"method":"prompts/get","id":3,"params":{"name":7,"_meta":{"io.modelcontextprotocol/protocolVersion":5,"io.modelcontextprotocol/logLevel":"info"}}}"#,
-            r#"{"method":"x","id":4,"params":{"n\u0061me":"escaped key","other":[1,{"a":2}]}}"#,
-            r#"{"method":"x","id":5,"params":{"_meta":{"unrelated":1,"unrelated":2}}}"#,
+            r#"{"jsonrpc":"2.0","id":"a","method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","method":"resources/read","id":2,"params":{"uri":"file:///x","_meta":{"progressToken":null}}}"#,
+            r#"{"jsonrpc":"2.0","method":"prompts/get","id":3,"params":{"name":7,"_meta":{"io.modelcontextprotocol/protocolVersion":5,"io.modelcontextprotocol/logLevel":"info"}}}"#,
+            r#"{"jsonrpc":"2.0","method":"x","id":4,"params":{"n\u0061me":"escaped key","other":[1,{"a":2}]}}"#,
+            r#"{"jsonrpc":"2.0","method":"x","id":5,"params":{"_meta":{"unrelated":1,"unrelated":2}}}"#,
+            r#"{"jsonrpc":"2.0","method":"x","id":6,"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"arguments":{"_meta":{"progressToken":1}}}}"#,
         ];
         for body in read {
-            let probe = Probe::read(body.as_bytes()).unwrap_or_else(|| panic!("{body}"));
-            let (method, id, version, streams, checked) = by_value(body);
-            assert_eq!(probe.method, method, "{body}");
-            assert_eq!(serde_json::to_value(&probe.id).unwrap(), id, "{body}");
-            let probed: Option<Value> = probe
-                .meta_version
-                .map(|r| serde_json::from_str(r.get()).unwrap());
-            assert_eq!(probed, version, "{body}");
-            assert_eq!(probe.streams, streams, "{body}");
-            assert_eq!(probe.checked, checked, "{body}");
+            let probed = probe(body).unwrap_or_else(|| panic!("{body}"));
+            assert_eq!(probed, by_value(body), "{body}");
         }
         let declined = [
-            r#"[{"id":1,"method":"tools/list"}]"#,
-            r#"["tools/list",1]"#,
-            r#"{"method":"tools/list"}"#,
-            r#"{"id":null,"method":"tools/list"}"#,
-            r#"{"id":1.5,"method":"tools/list"}"#,
-            r#"{"id":1,"method":5}"#,
-            r#"{"id":1,"method":"a","method":"b"}"#,
-            r#"{"id":1,"method":"x","params":[1]}"#,
-            r#"{"id":1,"method":"x","params":{"_meta":"v"}}"#,
-            r#"{"id":1,"method":"x","params":{"name":"a","name":"b"}}"#,
-            r#"{"id":1,"method":"x","params":{"_meta":{"progressToken":1,"progressToken":2}}}"#,
-            r#"{"id":1,"method":"x""#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":[1]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":"v"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":null}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":[1,2,3]}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"name":"a","name":"b"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":{},"_meta":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":{"progressToken":1,"progressToken":2}}}"#,
         ];
         for body in declined {
-            assert!(Probe::read(body.as_bytes()).is_none(), "{body}");
+            assert!(probe(body).is_none(), "{body}");
         }
     }
 }

@@ -21,13 +21,14 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use ferry_protocol::jsonrpc::{ErrorObject, ErrorResponse};
+use ferry_protocol::jsonrpc::{self, ErrorObject, ErrorResponse, Inbound, Message};
 use ferry_protocol::types::keys;
 use ferry_protocol::{Era, ProtocolVersion, RequestId, error_codes};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::headers::Checked;
 use super::owner::RequestData;
 use super::probe::Probe;
 use super::{Shared, guard, headers, sse};
@@ -90,27 +91,39 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
         Ok(bytes) => bytes,
         Err(response) => return response,
     };
-    // The usual session-era POST is read from its classification alone.
-    if let Some(posted) = super::session::Posted::classified(&parts.headers, &bytes) {
-        let data = RequestData::of(&parts.extensions);
-        return super::session::post(&shared, &parts.headers, data, bytes, posted).await;
-    }
-    // The usual stateless-era request, read in one borrowed pass (see `probe`).
-    if let Some(probe) = Probe::read(&bytes)
-        && super::session::stateless_request(
-            &parts.headers,
-            &probe.method,
-            probe.meta_version.is_some(),
-        )
-    {
-        let request = Stateless {
-            meta_version: probe.meta_version(),
-            method: &probe.method,
-            id: probe.id,
-            streams: probe.streams,
-            checked: probe.checked.as_ref(),
+    // One valid message is classified once, for either era, and handed to the engine
+    // classified.
+    if let Inbound::Single(message) = jsonrpc::classify(&bytes) {
+        let message = match super::session::Posted::classified(&parts.headers, message) {
+            Ok(posted) => {
+                let data = RequestData::of(&parts.extensions);
+                return super::session::post(&shared, &parts.headers, data, bytes, posted).await;
+            }
+            Err(message) => message,
         };
-        return answer(&shared, &parts, &bytes, request).await;
+        // The usual stateless-era request: its params read in one borrowed pass (`probe`).
+        if let Message::Request(request) = &message
+            && let Some(probe) = Probe::params(request.params.as_deref())
+            && super::session::stateless_request(
+                &parts.headers,
+                &request.method,
+                probe.meta_version.is_some(),
+            )
+        {
+            let read = Stateless {
+                meta_version: probe.meta_version(),
+                method: &request.method,
+                id: &request.id,
+                streams: probe.streams,
+                checked: probe.checked,
+            };
+            return match check(&shared, &parts, read) {
+                Ok(plan) => run(&shared, &parts, bytes, Some(message), plan).await,
+                Err(error) => {
+                    error_response(StatusCode::BAD_REQUEST, Some(request.id.clone()), error)
+                }
+            };
+        }
     }
     let message: Value = match serde_json::from_slice(&bytes) {
         Ok(value) => value,
@@ -155,17 +168,20 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
     };
     let params = object.get("params");
     let meta = params.and_then(|p| p.get("_meta"));
-    let request = Stateless {
+    let read = Stateless {
         meta_version: meta
             .and_then(|m| m.get(keys::PROTOCOL_VERSION))
             .map(|v| v.as_str().map(Cow::Borrowed)),
         method,
-        id,
+        id: &id,
         streams: meta
             .is_some_and(|m| m.get("progressToken").is_some() || m.get(keys::LOG_LEVEL).is_some()),
-        checked: params,
+        checked: Checked::Value(params),
     };
-    answer(&shared, &parts, &bytes, request).await
+    match check(&shared, &parts, read) {
+        Ok(plan) => run(&shared, &parts, bytes, None, plan).await,
+        Err(error) => error_response(StatusCode::BAD_REQUEST, Some(id), error),
+    }
 }
 
 /// What the stateless path reads of one request, however it was read.
@@ -173,81 +189,102 @@ struct Stateless<'a> {
     /// `_meta`'s protocol version: `Some(None)` when it is there but not a string.
     meta_version: Option<Option<Cow<'a, str>>>,
     method: &'a str,
-    id: RequestId,
+    id: &'a RequestId,
     /// `_meta` asks for progress or log messages: the answer may be a stream.
     streams: bool,
-    /// `params` (or the members of it the headers are checked against).
-    checked: Option<&'a Value>,
+    /// The members of `params` the headers are checked against.
+    checked: Checked<'a>,
 }
 
-/// Check a stateless-era request against its headers and run it.
-async fn answer(
-    shared: &Arc<Shared>,
+/// How a request that passed [`check`] is answered.
+struct Plan {
+    id: RequestId,
+    /// With an SSE stream when the first thing to send is not the response.
+    streams: bool,
+    /// A `subscriptions/listen` stream (it ends at once on shutdown).
+    listen: bool,
+}
+
+/// Check a stateless-era request against its headers: how to answer it, or the error it
+/// is refused with (HTTP 400).
+fn check(
+    shared: &Shared,
     parts: &axum::http::request::Parts,
-    bytes: &Bytes,
     request: Stateless<'_>,
-) -> Response {
+) -> Result<Plan, ErrorObject> {
     let Stateless {
         meta_version,
         method,
         id,
         streams,
-        checked: params,
+        checked,
     } = request;
-    let header_version = match headers::protocol_version(&parts.headers) {
-        Ok(v) => v,
-        Err(e) => return error_response(StatusCode::BAD_REQUEST, Some(id), e),
-    };
+    let header_version = headers::protocol_version(&parts.headers)?;
     let stateless_header = header_version
         .as_deref()
         .and_then(|v| v.parse::<ProtocolVersion>().ok())
         .is_some_and(|v| v.era() == Era::Stateless);
     if meta_version.is_none() && method != "server/discover" && !stateless_header {
-        return session_era(&shared.server, id);
+        return Err(session_era(&shared.server));
     }
     let Some(header_version) = header_version else {
-        return error_response(
-            StatusCode::BAD_REQUEST,
-            Some(id),
-            headers::mismatch("the MCP-Protocol-Version header is required"),
-        );
+        return Err(headers::mismatch(
+            "the MCP-Protocol-Version header is required",
+        ));
     };
     if let Some(body_version) = meta_version
         && body_version.as_deref() != Some(&*header_version)
     {
         let shown = body_version.map_or_else(|| "(not a string)".to_owned(), |v| format!("{v:?}"));
-        return error_response(
-            StatusCode::BAD_REQUEST,
-            Some(id),
-            headers::mismatch(format!(
-                "MCP-Protocol-Version header value {header_version:?} does not match body value {shown}"
-            )),
-        );
+        return Err(headers::mismatch(format!(
+            "MCP-Protocol-Version header value {header_version:?} does not match body value {shown}"
+        )));
     }
     // The tool's input schema is looked at in a snapshot (not cloned: it can be large).
     let tools = (method == "tools/call").then(|| shared.server.inner.tools.snapshot());
-    let schema = tools.as_ref().and_then(|tools| {
-        let name = params.and_then(|p| p.get("name")).and_then(Value::as_str)?;
-        tools.entries.get(name).map(|e| &e.tool.input_schema)
-    });
-    if let Err(e) = headers::validate(&parts.headers, method, params, schema) {
-        return error_response(StatusCode::BAD_REQUEST, Some(id), e);
-    }
-    drop(tools);
-    let streams = method == "subscriptions/listen" || streams;
+    let name = tools.as_ref().and_then(|_| checked.string("name"));
+    let schema = tools
+        .as_ref()
+        .zip(name.as_deref())
+        .and_then(|(tools, name)| tools.entries.get(name).map(|e| &e.tool.input_schema));
+    headers::validate(&parts.headers, method, checked, schema)?;
+    let listen = method == "subscriptions/listen";
+    Ok(Plan {
+        id: id.clone(),
+        streams: listen || streams,
+        listen,
+    })
+}
+
+/// Run a request that passed [`check`] on its own engine and answer it. `message` is the
+/// body's classification, when it was read that way (the engine then does not read the
+/// body again).
+async fn run(
+    shared: &Arc<Shared>,
+    parts: &axum::http::request::Parts,
+    bytes: Bytes,
+    message: Option<Message>,
+    plan: Plan,
+) -> Response {
     let attachment = parts.extensions.get::<Attachment>().cloned();
-    let exchange = Exchange::start(shared, bytes.to_vec(), id, attachment).await;
-    if streams {
-        let listen = method == "subscriptions/listen";
-        respond_sse(exchange, shared.config.sse_keep_alive, listen).await
+    let event = match (message, attachment) {
+        (Some(message), attachment) => {
+            TransportEvent::classified(Vec::from(bytes), message, attachment)
+        }
+        (None, Some(attachment)) => TransportEvent::attached(Vec::from(bytes), attachment),
+        (None, None) => TransportEvent::Frame(Vec::from(bytes)),
+    };
+    let exchange = Exchange::start(shared, event, plan.id).await;
+    if plan.streams {
+        respond_sse(exchange, shared.config.sse_keep_alive, plan.listen).await
     } else {
         respond_json(exchange).await
     }
 }
 
-/// A request of the session era (no stateless version in `_meta` nor in the header).
-/// `session::claims` takes these first; kept as the refusal should one slip through.
-fn session_era(server: &Server, id: RequestId) -> Response {
+/// The refusal of a request of the session era (no stateless version in `_meta` nor in
+/// the header). `session::claims` takes these first; kept should one slip through.
+fn session_era(server: &Server) -> ErrorObject {
     let supported: Vec<&str> = server
         .inner
         .versions
@@ -256,15 +293,11 @@ fn session_era(server: &Server, id: RequestId) -> Response {
         .filter(|v| v.era() == Era::Stateless)
         .map(|v| v.as_str())
         .collect();
-    error_response(
-        StatusCode::BAD_REQUEST,
-        Some(id),
-        ErrorObject::new(
-            error_codes::UNSUPPORTED_PROTOCOL_VERSION,
-            "this HTTP endpoint serves stateless-era requests only (carry io.modelcontextprotocol/protocolVersion in _meta)",
-        )
-        .with_data(serde_json::json!({ "supported": supported })),
+    ErrorObject::new(
+        error_codes::UNSUPPORTED_PROTOCOL_VERSION,
+        "this HTTP endpoint serves stateless-era requests only (carry io.modelcontextprotocol/protocolVersion in _meta)",
     )
+    .with_data(serde_json::json!({ "supported": supported }))
 }
 
 /// Answer with one JSON object: drop the notifications, send the response.
@@ -361,12 +394,7 @@ struct Exchange {
 }
 
 impl Exchange {
-    async fn start(
-        shared: &Shared,
-        frame: Frame,
-        id: RequestId,
-        attachment: Option<Attachment>,
-    ) -> Exchange {
+    async fn start(shared: &Shared, event: TransportEvent, id: RequestId) -> Exchange {
         let (to_engine, incoming) = mpsc::channel(4);
         let (outgoing, from_engine) = mpsc::channel(shared.server.inner.engine.write_queue.max(1));
         // The engine's task ends by itself once `to_engine` is dropped.
@@ -374,10 +402,6 @@ impl Exchange {
             super::Connection::Stateless,
             Transport::new(incoming, outgoing),
         );
-        let event = match attachment {
-            Some(attachment) => TransportEvent::attached(frame, attachment),
-            None => TransportEvent::Frame(frame),
-        };
         let _ = to_engine.send(event).await;
         Exchange {
             to_engine: Some(to_engine),

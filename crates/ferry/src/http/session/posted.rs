@@ -58,33 +58,29 @@ impl Posted {
         }
     }
 
-    /// The usual session-era POST, read from its classification: `Some` when the body is
-    /// one valid message that [`claims`](super::claims) would give the session era;
-    /// `None` when the caller must read the body as a `Value` (a batch, an invalid message,
-    /// a stateless-era sign, a `params` the skim cannot read exactly).
-    pub(crate) fn classified(headers: &HeaderMap, bytes: &[u8]) -> Option<Posted> {
+    /// The usual session-era POST, read from its classification (one valid message):
+    /// `Ok` when [`claims`](super::claims) would give it the session era; the message back
+    /// when it has a stateless-era sign or a `params` the skim cannot read exactly (the
+    /// caller tries the stateless era's probe, then reads the body as a `Value`).
+    pub(crate) fn classified(headers: &HeaderMap, message: Message) -> Result<Posted, Message> {
         if stateless_header(headers) {
-            return None;
+            return Err(message);
         }
-        let Inbound::Single(message) = jsonrpc::classify(bytes) else {
-            return None;
-        };
         let (method, id, params) = match &message {
             Message::Response(_) => {
                 let mut posted = Posted::new(Shape::Single(None));
                 posted.message = Some(message);
-                return Some(posted);
+                return Ok(posted);
             }
             Message::Request(r) => (&*r.method, Some(&r.id), r.params.as_deref()),
             Message::Notification(n) => (&*n.method, None, n.params.as_deref()),
         };
         if method == "server/discover" || (id.is_none() && !headers.contains_key(SESSION_ID)) {
-            return None;
+            return Err(message);
         }
-        let params = Skim::of(params)?;
-        if params.stateless {
-            return None;
-        }
+        let Some(params) = Skim::of(params).filter(|p| !p.stateless) else {
+            return Err(message);
+        };
         let mut posted = if method == "initialize" {
             Posted::new(Shape::Initialize(id.cloned()))
         } else {
@@ -101,7 +97,7 @@ impl Posted {
             posted
         };
         posted.message = Some(message);
-        Some(posted)
+        Ok(posted)
     }
 
     /// Any body [`claims`](super::claims) gave the session era, read as a `Value`.
@@ -270,7 +266,10 @@ mod tests {
         for body in bodies {
             for headers in [&plain, &with_session, &stateless] {
                 let value: Value = serde_json::from_str(body).expect("valid JSON");
-                let Some(fast) = Posted::classified(headers, body.as_bytes()) else {
+                let Inbound::Single(message) = jsonrpc::classify(body.as_bytes()) else {
+                    continue;
+                };
+                let Ok(fast) = Posted::classified(headers, message) else {
                     continue;
                 };
                 read += 1;
