@@ -181,11 +181,11 @@ pub(crate) fn validate(
         && let Some(schema) = input_schema
     {
         let mut annotated = Vec::new();
-        annotations(schema, &mut Vec::new(), &mut annotated);
+        annotations(schema, None, &mut annotated);
         if !annotated.is_empty() {
             let arguments = params.arguments();
             for (param, path) in annotated {
-                check_param(headers, &param, &path, arguments.as_deref())?;
+                check_param(headers, param, &path, arguments.as_deref())?;
             }
         }
     }
@@ -193,8 +193,13 @@ pub(crate) fn validate(
 }
 
 /// Every `x-mcp-header` reachable from the schema root through `properties` only, with
-/// its property path.
-fn annotations(schema: &JsonObject, path: &mut Vec<String>, out: &mut Vec<(String, Vec<String>)>) {
+/// its property path (borrowed from the schema, the path so far kept on the stack: a tool
+/// without annotations costs a walk, no allocation).
+fn annotations<'s>(
+    schema: &'s JsonObject,
+    parent: Option<&Step<'_, 's>>,
+    out: &mut Vec<(&'s str, Vec<&'s str>)>,
+) {
     let Some(Value::Object(properties)) = schema.get("properties") else {
         return;
     };
@@ -202,19 +207,38 @@ fn annotations(schema: &JsonObject, path: &mut Vec<String>, out: &mut Vec<(Strin
         let Value::Object(property) = property else {
             continue;
         };
-        path.push(key.clone());
+        let step = Step { key, parent };
         if let Some(Value::String(name)) = property.get("x-mcp-header") {
-            out.push((name.clone(), path.clone()));
+            out.push((name, step.path()));
         }
-        annotations(property, path, out);
-        path.pop();
+        annotations(property, Some(&step), out);
+    }
+}
+
+/// One property on the way down a schema.
+struct Step<'p, 's> {
+    key: &'s str,
+    parent: Option<&'p Step<'p, 's>>,
+}
+
+impl<'s> Step<'_, 's> {
+    /// The keys from the root to this one.
+    fn path(&self) -> Vec<&'s str> {
+        let mut path = Vec::new();
+        let mut step = Some(self);
+        while let Some(s) = step {
+            path.push(s.key);
+            step = s.parent;
+        }
+        path.reverse();
+        path
     }
 }
 
 fn check_param(
     headers: &HeaderMap,
     param: &str,
-    path: &[String],
+    path: &[&str],
     arguments: Option<&Value>,
 ) -> Result<(), ErrorObject> {
     let display = format!("Mcp-Param-{param}");

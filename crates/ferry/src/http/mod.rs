@@ -86,6 +86,7 @@ pub mod auth;
 mod backend;
 mod cors;
 mod events;
+mod frame_kind;
 mod guard;
 mod headers;
 mod legacy;

@@ -28,6 +28,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::frame_kind::{FrameKind, frame_kind};
 use super::headers::Checked;
 use super::owner::RequestData;
 use super::probe::Probe;
@@ -413,16 +414,6 @@ impl Exchange {
     }
 
     async fn next(&mut self) -> Out {
-        #[derive(serde::Deserialize)]
-        struct Probe {
-            id: Option<RequestId>,
-            method: Option<String>,
-            error: Option<ErrorProbe>,
-        }
-        #[derive(serde::Deserialize)]
-        struct ErrorProbe {
-            code: i64,
-        }
         loop {
             let frame = tokio::select! {
                 frame = self.from_engine.recv() => frame,
@@ -436,22 +427,20 @@ impl Exchange {
             let Some(frame) = frame else {
                 return Out::Closed;
             };
-            let Ok(probe) = serde_json::from_slice::<Probe>(&frame) else {
-                continue;
-            };
-            match (probe.method, probe.id) {
-                (Some(_), None) => return Out::Notification(frame),
-                (Some(method), Some(id)) => {
-                    // Stateless-era handlers ask the client through input_required results,
-                    // never with requests.
-                    tracing::debug!(%method, %id, "server request on a stateless HTTP request dropped");
-                }
-                (None, Some(id)) if id == self.id => {
+            match frame_kind(&frame) {
+                FrameKind::Notification => return Out::Notification(frame),
+                FrameKind::Response(id, code) if id == self.id => {
                     self.answered = true;
-                    let status = probe.error.map_or(StatusCode::OK, |e| status_of(e.code));
-                    return Out::Response(frame, status);
+                    return Out::Response(frame, code.map_or(StatusCode::OK, status_of));
                 }
-                (None, _) => tracing::debug!("stray response on a stateless HTTP request"),
+                // Stateless-era handlers ask the client through input_required results,
+                // never with requests.
+                FrameKind::Request(id) => {
+                    tracing::debug!(%id, "server request on a stateless HTTP request dropped");
+                }
+                FrameKind::Response(..) | FrameKind::Other => {
+                    tracing::debug!("stray frame on a stateless HTTP request");
+                }
             }
         }
     }
