@@ -19,7 +19,7 @@ use super::mrtr::{drive, missing_capability};
 use super::pagination::page;
 use super::reply::{Call, reply};
 use super::tasks;
-use crate::engine::HandlerResult;
+use crate::engine::{HandlerResult, ResultJson};
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
@@ -67,6 +67,22 @@ impl Finish {
             answer: reply(result, self.version, &self.server.inner.info),
         }
     }
+
+    /// A tool's output as its result.
+    fn output<T: IntoToolResult>(&self, output: T) -> ToolOutcome {
+        // One text block is written as it is where the revision adds nothing to it (the
+        // stateless era names the server in `_meta` and adds `resultType`).
+        let plain =
+            !self.version.has(Feature::RequestMeta) && !self.version.has(Feature::ResultType);
+        match output.into_text() {
+            Ok(text) if plain => ToolOutcome::Result {
+                is_error: false,
+                answer: Ok(ResultJson::written(CallToolResult::text_json(&text))),
+            },
+            Ok(text) => self.result(text.into_tool_result()),
+            Err(output) => self.result(output.into_tool_result()),
+        }
+    }
 }
 
 /// A registered tool.
@@ -93,6 +109,15 @@ pub trait IntoToolResult {
     fn output_schema() -> Option<JsonObject> {
         None
     }
+
+    /// The text of a result that is one plain text block and nothing else (written
+    /// without building a [`CallToolResult`]); `Err(self)` otherwise, the default.
+    fn into_text(self) -> Result<String, Self>
+    where
+        Self: Sized,
+    {
+        Err(self)
+    }
 }
 
 impl IntoToolResult for CallToolResult {
@@ -104,6 +129,10 @@ impl IntoToolResult for CallToolResult {
 impl IntoToolResult for String {
     fn into_tool_result(self) -> CallToolResult {
         CallToolResult::success(vec![ContentBlock::text(self)])
+    }
+
+    fn into_text(self) -> Result<String, Self> {
+        Ok(self)
     }
 }
 
@@ -146,6 +175,13 @@ impl<T: IntoToolResult, E: std::fmt::Display> IntoToolResult for Result<T, E> {
     fn output_schema() -> Option<JsonObject> {
         T::output_schema()
     }
+
+    fn into_text(self) -> Result<String, Self> {
+        match self {
+            Ok(value) => value.into_text().map_err(Ok),
+            Err(error) => Err(Err(error)),
+        }
+    }
 }
 
 /// The JSON Schema of `T`, with every subschema inlined (no `$ref` clients must follow).
@@ -184,7 +220,7 @@ where
         Box::pin(async move {
             match args {
                 Ok(args) => match handler.call(args, cx).await {
-                    Ok(output) => finish.result(output.into_tool_result()),
+                    Ok(output) => finish.output(output),
                     Err(error) => ToolOutcome::Failed(error),
                 },
                 Err(message) => ToolOutcome::InvalidArguments(message),
@@ -209,7 +245,7 @@ where
         let finish = Finish::of(&cx);
         Box::pin(async move {
             let result = f(arguments, cx).await;
-            finish.result(result.into_tool_result())
+            finish.output(result)
         })
     });
     ToolEntry { tool, run }
