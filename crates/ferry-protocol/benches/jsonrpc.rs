@@ -66,19 +66,35 @@ fn serialize_response(c: &mut Criterion) {
     group.finish();
 }
 
-/// A tool's text result written by `CallToolResult::to_json` against serde's serializer:
-/// the usual one-line result, and a 4 KB one (where escaping is most of the work).
+/// A tool's text result written by `CallToolResult::to_json` against serde's serializer,
+/// and from its text alone (`CallToolResult::text_json`, a tool returning a `String`,
+/// including building the result it replaces): the usual one-line result, and a 4 KB one
+/// (where escaping is most of the work).
 fn write_tool_result(c: &mut Criterion) {
     let mut group = c.benchmark_group("tool result to JSON");
     let line = "hello world hello world hello world hello w".to_owned();
     let page = "A line of a tool's output, with \"quotes\" now and then.\n".repeat(70);
     for (name, text) in [("one line", line), ("4 KB", page)] {
-        let result = CallToolResult::success(vec![ContentBlock::text(text)]);
+        let result = CallToolResult::success(vec![ContentBlock::text(&text)]);
         group.bench_function(format!("{name}: to_json"), |b| {
             b.iter(|| black_box(black_box(&result).to_json().expect("writes")))
         });
         group.bench_function(format!("{name}: serde_json::to_string"), |b| {
             b.iter(|| black_box(serde_json::to_string(black_box(&result)).expect("serializes")))
+        });
+        // Both from the tool's own `String` (cloned here for each run, in both).
+        group.bench_function(format!("{name}: build + to_json"), |b| {
+            b.iter(|| {
+                let output = black_box(&text).clone();
+                let result = CallToolResult::success(vec![ContentBlock::text(output)]);
+                black_box(result.to_json().expect("writes"))
+            })
+        });
+        group.bench_function(format!("{name}: text_json"), |b| {
+            b.iter(|| {
+                let output = black_box(&text).clone();
+                black_box(CallToolResult::text_json(&output))
+            })
         });
     }
     group.finish();
