@@ -193,7 +193,16 @@ async fn answers_json() {
     assert_eq!(response.headers()[CONTENT_TYPE], "application/json");
     let body = json_of(response).await;
     assert_eq!(body["id"], 7);
-    assert_eq!(body["result"]["content"][0]["text"], "hi", "{body}");
+    // The whole result: the stateless era adds `resultType` and names the server.
+    assert_eq!(
+        body["result"],
+        json!({
+            "content": [{"type": "text", "text": "hi"}],
+            "resultType": "complete",
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "http-test", "version": "1.0.0"}},
+        }),
+        "{body}"
+    );
 
     // Session and resumption headers are ignored.
     let response = f

@@ -220,10 +220,20 @@ impl CallToolResult {
     /// [`to_json`](CallToolResult::to_json) (one allocation and a content block fewer per
     /// call).
     pub fn text_json(text: &str) -> String {
-        let mut out = String::with_capacity(text.len() + 64 + crate::jsonrpc::ENVELOPE_ROOM);
+        Self::text_json_then(text, "}")
+    }
+
+    /// The JSON text of a result with one plain text block followed by `rest`: what
+    /// [`to_json`](CallToolResult::to_json) writes after `{"content":[]` for the same result
+    /// without content (its other members and the closing brace). A server that adds the
+    /// same members to every result writes them once.
+    pub fn text_json_then(text: &str, rest: &str) -> String {
+        let mut out =
+            String::with_capacity(text.len() + rest.len() + 48 + crate::jsonrpc::ENVELOPE_ROOM);
         out.push_str(r#"{"content":["#);
         push_text_block(&mut out, text);
-        out.push_str("]}");
+        out.push(']');
+        out.push_str(rest);
         out
     }
 }
@@ -320,6 +330,17 @@ mod tests {
             let result = CallToolResult::success(vec![ContentBlock::text(text)]);
             let serde = serde_json::to_string(&result).expect("serializes");
             assert_eq!(CallToolResult::text_json(text), serde, "{text:?}");
+            let mut with_rest = CallToolResult::success(vec![]);
+            with_rest.result_type = Some(ResultType::Complete);
+            with_rest.meta = Some(meta.clone());
+            let rest = with_rest.to_json().expect("writes")[r#"{"content":[]"#.len()..].to_owned();
+            with_rest.content = vec![ContentBlock::text(text)];
+            let serde = serde_json::to_string(&with_rest).expect("serializes");
+            assert_eq!(
+                CallToolResult::text_json_then(text, &rest),
+                serde,
+                "{text:?}"
+            );
         }
     }
 }

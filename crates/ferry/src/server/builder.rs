@@ -63,6 +63,10 @@ pub(crate) struct ServerInner {
     /// ~650 bytes a connection keeps for its whole life).
     pub(crate) client_capabilities:
         std::sync::Mutex<Arc<ferry_protocol::types::ClientCapabilities>>,
+    /// What a tool's text result carries after its content in the stateless era (the
+    /// server named in `_meta`, `resultType`), written once for that revision (see
+    /// `tools::Finish::output`).
+    pub(crate) text_result_rest: std::sync::OnceLock<(ferry_protocol::ProtocolVersion, String)>,
 }
 
 /// An MCP server. Cheap to clone; every clone serves the same registry, and a change made
@@ -128,6 +132,7 @@ impl Server {
                 read_cache: CacheHint::default(),
                 declared: Declared::default(),
                 client_capabilities: std::sync::Mutex::default(),
+                text_result_rest: std::sync::OnceLock::new(),
             },
             request_state_key: None,
             request_state_ttl: DEFAULT_REQUEST_STATE_TTL,

@@ -68,19 +68,38 @@ impl Finish {
         }
     }
 
-    /// A tool's output as its result.
+    /// A tool's output as its result. One text block is written as it is, without
+    /// building a `CallToolResult`: followed by nothing where the revision adds nothing to
+    /// it (the session era), or by the members the stateless era adds to every result (the
+    /// server named in `_meta`, `resultType`), written once.
     fn output<T: IntoToolResult>(&self, output: T) -> ToolOutcome {
-        // One text block is written as it is where the revision adds nothing to it (the
-        // stateless era names the server in `_meta` and adds `resultType`).
+        let text = match output.into_text() {
+            Ok(text) => text,
+            Err(output) => return self.result(output.into_tool_result()),
+        };
         let plain =
             !self.version.has(Feature::RequestMeta) && !self.version.has(Feature::ResultType);
-        match output.into_text() {
-            Ok(text) if plain => ToolOutcome::Result {
-                is_error: false,
-                answer: Ok(ResultJson::written(CallToolResult::text_json(&text))),
-            },
-            Ok(text) => self.result(text.into_tool_result()),
-            Err(output) => self.result(output.into_tool_result()),
+        let json = if plain {
+            CallToolResult::text_json(&text)
+        } else {
+            let inner = &self.server.inner;
+            let (version, rest) = inner.text_result_rest.get_or_init(|| {
+                let empty = reply(CallToolResult::success(vec![]), self.version, &inner.info);
+                let rest = empty.ok().and_then(|json| {
+                    json.get()
+                        .strip_prefix(r#"{"content":[]"#)
+                        .map(str::to_owned)
+                });
+                (self.version, rest.unwrap_or_default())
+            });
+            if *version != self.version || rest.is_empty() {
+                return self.result(text.into_tool_result());
+            }
+            CallToolResult::text_json_then(&text, rest)
+        };
+        ToolOutcome::Result {
+            is_error: false,
+            answer: Ok(ResultJson::written(json)),
         }
     }
 }
