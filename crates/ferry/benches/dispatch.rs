@@ -1,7 +1,8 @@
 //! Criterion benchmarks of the engine's dispatch: a `tools/call` of an `echo` tool through a
 //! real [`Server`] and its engine, in memory (frames in and out over the engine's channels,
 //! no I/O), one at a time and 32 in flight. This is the per-message work of every
-//! transport, without the transport.
+//! transport, without the transport. And a stateless-era (2026-07-28) `tools/call` on an
+//! engine of its own, as the HTTP layer runs each one.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -19,6 +20,38 @@ struct Echo {
 const INITIALIZE: &[u8] = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
 const INITIALIZED: &[u8] = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 
+/// A stateless-era `tools/call`: its `_meta` names the revision, the client and its
+/// capabilities (what the benchmark's load generator sends over HTTP).
+const STATELESS_CALL: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"0.1.0"},"io.modelcontextprotocol/clientCapabilities":{}},"name":"echo","arguments":{"text":"the quick brown fox jumps over the lazy dog"}}}"#;
+
+fn echo_server() -> Server {
+    Server::builder("bench", "1.0.0")
+        .tool(
+            "echo",
+            "Echo the text back",
+            |args: Echo, _cx: Context| async move { args.text },
+        )
+        .build()
+}
+
+/// One stateless-era call on an engine of its own: started, asked, answered, closed.
+async fn stateless_call(server: &Server) {
+    let (to_server, incoming) = mpsc::channel(4);
+    let (outgoing, mut from_server) = mpsc::channel(16);
+    server.serve(Transport::new(incoming, outgoing));
+    to_server
+        .send(TransportEvent::Frame(STATELESS_CALL.to_vec()))
+        .await
+        .expect("the engine is running");
+    let frame = from_server.recv().await.expect("a response");
+    assert!(
+        frame.starts_with(br#"{"jsonrpc":"2.0","id":1,"result":"#),
+        "unexpected frame {}",
+        String::from_utf8_lossy(&frame)
+    );
+    black_box(frame);
+}
+
 fn call(id: u64) -> Frame {
     format!(
         r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"the quick brown fox jumps over the lazy dog"}}}}}}"#
@@ -35,13 +68,7 @@ struct Connection {
 
 impl Connection {
     async fn open() -> Connection {
-        let server = Server::builder("bench", "1.0.0")
-            .tool(
-                "echo",
-                "Echo the text back",
-                |args: Echo, _cx: Context| async move { args.text },
-            )
-            .build();
+        let server = echo_server();
         let (to_server, incoming) = mpsc::channel(64);
         let (outgoing, from_server) = mpsc::channel(64);
         server.serve(Transport::new(incoming, outgoing));
@@ -107,6 +134,18 @@ fn dispatch(c: &mut Criterion) {
             });
         });
     }
+    let server = echo_server();
+    group.bench_function("stateless era, an engine per call", |b| {
+        b.iter_custom(|calls| {
+            let start = Instant::now();
+            runtime.block_on(async {
+                for _ in 0..calls {
+                    stateless_call(&server).await;
+                }
+            });
+            start.elapsed()
+        });
+    });
     group.finish();
 }
 
