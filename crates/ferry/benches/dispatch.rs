@@ -34,10 +34,18 @@ fn echo_server() -> Server {
         .build()
 }
 
-/// One stateless-era call on an engine of its own: started, asked, answered, closed.
+/// One stateless-era call on an engine of its own: started, asked, answered, closed. With
+/// the `http-server` feature, started as the HTTP layer starts it (`Backend::connect`).
 async fn stateless_call(server: &Server) {
     let (to_server, incoming) = mpsc::channel(4);
     let (outgoing, mut from_server) = mpsc::channel(16);
+    #[cfg(feature = "http-server")]
+    ferry::http::Backend::connect(
+        server,
+        ferry::http::Connection::Stateless,
+        Transport::new(incoming, outgoing),
+    );
+    #[cfg(not(feature = "http-server"))]
     server.serve(Transport::new(incoming, outgoing));
     to_server
         .send(TransportEvent::Frame(STATELESS_CALL.to_vec()))

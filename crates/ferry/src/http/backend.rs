@@ -37,9 +37,12 @@ pub trait Backend: Send + Sync + 'static {
 }
 
 impl Backend for Server {
-    fn connect(&self, _connection: Connection, transport: Transport) {
+    fn connect(&self, connection: Connection, transport: Transport) {
         // The engine's task ends by itself once the transport's input closes.
-        drop(self.serve(transport));
+        match connection {
+            Connection::Stateless => self.serve_request(transport),
+            Connection::Session | Connection::Legacy => drop(self.serve(transport)),
+        }
     }
 }
 

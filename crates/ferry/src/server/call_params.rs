@@ -10,6 +10,7 @@ use ferry_protocol::types::{InputResponses, JsonObject, RequestMeta};
 use serde::Deserialize;
 use serde::de::{DeserializeOwned, MapAccess, SeqAccess, Visitor};
 
+use super::input::Salient;
 use super::members;
 
 /// The arguments of a `tools/call`, as they arrived.
@@ -27,6 +28,15 @@ impl Arguments<'_> {
             // A `Raw` is a valid object that the map parser accepts (see `fast`).
             Arguments::Raw(raw) => serde_json::from_str(raw).unwrap_or_default(),
             Arguments::Object(object) => object.unwrap_or_default(),
+        }
+    }
+
+    /// The arguments as a salient part of the request (see `input::Binding`): raw text
+    /// kept as it is, read into a value only if a digest is made.
+    pub(crate) fn to_salient(&self) -> Salient {
+        match self {
+            Arguments::Raw(raw) => Salient::Json((*raw).to_owned()),
+            Arguments::Object(_) => Salient::Value(self.to_value()),
         }
     }
 

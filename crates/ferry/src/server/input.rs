@@ -97,15 +97,32 @@ pub(crate) struct Binding {
     /// The parts of the request the state is bound to (a tool's name and arguments, say),
     /// hashed into [`Binding::digest`] only when a state is opened or sealed: most requests
     /// never ask for input, and the hash was ~7k instructions of every stateless call.
-    salient: Vec<Value>,
+    salient: Vec<Salient>,
     digest: std::sync::OnceLock<String>,
     pub(crate) principal: Option<String>,
+}
+
+/// One salient part of a request.
+#[derive(Clone, Debug)]
+pub(crate) enum Salient {
+    /// A value.
+    Value(Value),
+    /// JSON text as it came (a tool's raw arguments), read into a value only for the
+    /// digest: building a `Value` of every stateless call's arguments, for the few that ask
+    /// for input, was ~2k instructions of each (allocations for the map, keys and strings).
+    Json(String),
+}
+
+impl From<Value> for Salient {
+    fn from(value: Value) -> Self {
+        Salient::Value(value)
+    }
 }
 
 impl Binding {
     pub(crate) fn new(
         method: &'static str,
-        salient: Vec<Value>,
+        salient: Vec<Salient>,
         principal: Option<String>,
     ) -> Self {
         Binding {
@@ -116,10 +133,21 @@ impl Binding {
         }
     }
 
-    /// The digest of the salient parts (see [`super::request_state::digest`]).
+    /// The digest of the salient parts (see [`super::request_state::digest`]); JSON text
+    /// that does not parse counts as `null`.
     pub(crate) fn digest(&self) -> &str {
         self.digest.get_or_init(|| {
-            let parts: Vec<&Value> = self.salient.iter().collect();
+            let values: Vec<std::borrow::Cow<'_, Value>> = self
+                .salient
+                .iter()
+                .map(|part| match part {
+                    Salient::Value(value) => std::borrow::Cow::Borrowed(value),
+                    Salient::Json(text) => {
+                        std::borrow::Cow::Owned(serde_json::from_str(text).unwrap_or_default())
+                    }
+                })
+                .collect();
+            let parts: Vec<&Value> = values.iter().map(|value| &**value).collect();
             super::request_state::digest(&parts)
         })
     }

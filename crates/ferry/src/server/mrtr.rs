@@ -10,10 +10,9 @@ use ferry_protocol::error_codes;
 use ferry_protocol::jsonrpc::ErrorObject;
 use ferry_protocol::types::{InputRequests, InputRequiredResult, InputResponses};
 use indexmap::IndexMap;
-use serde_json::Value;
 
 use super::builder::Server;
-use super::input::{Binding, InputError, Ran, Rounds, missing_capability_is_error};
+use super::input::{Binding, InputError, Ran, Rounds, Salient, missing_capability_is_error};
 use super::reply::{Call, reply};
 use super::request_state::RequestState;
 use crate::engine::HandlerResult;
@@ -27,7 +26,7 @@ pub(crate) const MAX_ROUNDS: u32 = 32;
 pub(crate) fn resume(
     server: &Server,
     method: &'static str,
-    salient: Vec<Value>,
+    salient: Vec<Salient>,
     request_state: Option<&str>,
     responses: Option<InputResponses>,
 ) -> Result<Arc<Rounds>, ErrorObject> {

@@ -17,7 +17,7 @@ use tokio::sync::broadcast;
 
 use super::builder::Server;
 use super::context::Context;
-use super::input::Rounds;
+use super::input::{Rounds, Salient};
 use super::mrtr;
 use super::registry::Change;
 use super::reply::{Call, reply};
@@ -76,25 +76,56 @@ pub(crate) struct Session {
     tasks: std::sync::OnceLock<Tasks>,
     key: Arc<str>,
     state: Mutex<SessionState>,
+    /// The session of one stateless-era request ([`serve_request`]): the connection is
+    /// counted as closed when the session is dropped.
+    request_only: bool,
+}
+
+impl Session {
+    fn new(server: Server, request_only: bool) -> Session {
+        static CONNECTIONS: AtomicU64 = AtomicU64::new(0);
+        let number = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
+        server.inner.counters.connected();
+        Session {
+            server,
+            key: format!("connection-{number}").into(),
+            tasks: std::sync::OnceLock::new(),
+            state: Mutex::default(),
+            request_only,
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if self.request_only {
+            self.server.inner.counters.disconnected();
+        }
+    }
+}
+
+/// Serve one stateless-era request on a connection of its own (the HTTP layer runs each
+/// so): the engine alone. Without the change forwarding of [`serve`] (a stateless-era
+/// client hears changes through `subscriptions/listen`) no second task is needed, nor a
+/// subscription to the server's changes: ~3k instructions of each request (a tokio task
+/// is a 128-byte-aligned allocation, which glibc serves on its slow path).
+#[cfg(feature = "http-server")]
+pub(crate) fn serve_request(server: Server, transport: Transport) {
+    let config = server.inner.engine.clone();
+    let session = Arc::new(Session::new(server, true));
+    // The engine's task ends by itself once the transport's input closes.
+    drop(Engine::start(transport, session, config));
 }
 
 /// Serve one connection: the engine with a session handler, and a task that forwards the
 /// server's changes to it until it ends, then closes the connection's books.
 pub(crate) fn serve(server: Server, transport: Transport) -> EngineHandle {
-    static CONNECTIONS: AtomicU64 = AtomicU64::new(0);
-    let number = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
     let changes = server.inner.changes.subscribe();
     let config = server.inner.engine.clone();
-    let session = Arc::new(Session {
-        server,
-        key: format!("connection-{number}").into(),
-        tasks: std::sync::OnceLock::new(),
-        state: Mutex::default(),
-    });
+    let session = Arc::new(Session::new(server, false));
     let engine = Engine::start(transport, Arc::clone(&session), config);
     let peer = engine.peer.clone();
     let mut engine_task = engine.task;
-    session.server.inner.counters.connected();
     // One task for both (each task costs an idle connection ~0.25 KB): the forwarding
     // ends with the engine, or earlier if the server or the peer goes away. (Its future is
     // made and pinned inside the task's, and polled by hand: moved in, or into `select!`,
@@ -268,7 +299,7 @@ impl Session {
         let rounds = self.rounds(
             &call,
             "tools/call",
-            || vec![name.into(), arguments.to_value()],
+            || vec![serde_json::Value::from(name).into(), arguments.to_salient()],
             request_state,
             input_responses,
         )?;
@@ -440,7 +471,7 @@ impl Session {
         &self,
         call: &Call,
         method: &'static str,
-        salient: impl FnOnce() -> Vec<serde_json::Value>,
+        salient: impl FnOnce() -> Vec<Salient>,
         request_state: Option<String>,
         responses: Option<InputResponses>,
     ) -> Result<Option<Arc<Rounds>>, ErrorObject> {
@@ -599,7 +630,7 @@ impl Session {
                 let rounds = self.rounds(
                     &call,
                     "resources/read",
-                    || vec![params.uri.clone().into()],
+                    || vec![serde_json::Value::from(params.uri.clone()).into()],
                     params.request_state.take(),
                     params.input_responses.take(),
                 )?;
@@ -617,7 +648,10 @@ impl Session {
                     "prompts/get",
                     || {
                         let arguments = serde_json::to_value(&params.arguments).unwrap_or_default();
-                        vec![params.name.clone().into(), arguments]
+                        vec![
+                            serde_json::Value::from(params.name.clone()).into(),
+                            arguments.into(),
+                        ]
                     },
                     params.request_state.take(),
                     params.input_responses.take(),
@@ -719,12 +753,7 @@ mod tests {
     /// the sends' state in it).
     #[test]
     fn the_futures_a_connection_keeps_stay_small() {
-        let session = super::Session {
-            server: super::Server::builder("x", "1").build(),
-            key: "k".into(),
-            tasks: std::sync::OnceLock::new(),
-            state: std::sync::Mutex::default(),
-        };
+        let session = super::Session::new(super::Server::builder("x", "1").build(), false);
         let session = std::sync::Arc::new(session);
         let (_tx, changes) = tokio::sync::broadcast::channel(1);
         let (out, _rx) = tokio::sync::mpsc::channel(1);
