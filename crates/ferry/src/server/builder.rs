@@ -63,10 +63,11 @@ pub(crate) struct ServerInner {
     /// ~650 bytes a connection keeps for its whole life).
     pub(crate) client_capabilities:
         std::sync::Mutex<Arc<ferry_protocol::types::ClientCapabilities>>,
-    /// What a tool's text result carries after its content in the stateless era (the
-    /// server named in `_meta`, `resultType`), written once for that revision (see
-    /// `tools::Finish::output`).
-    pub(crate) text_result_rest: std::sync::OnceLock<(ferry_protocol::ProtocolVersion, String)>,
+    /// What a tool's text result carries after its content, per revision (in the order of
+    /// `ProtocolVersion::ALL`): `}` in the session era, the server named in `_meta` and
+    /// `resultType` in the stateless era; written once (see `tools::Finish::output`).
+    pub(crate) text_result_rest:
+        [std::sync::OnceLock<String>; ferry_protocol::ProtocolVersion::ALL.len()],
 }
 
 /// An MCP server. Cheap to clone; every clone serves the same registry, and a change made
@@ -132,7 +133,7 @@ impl Server {
                 read_cache: CacheHint::default(),
                 declared: Declared::default(),
                 client_capabilities: std::sync::Mutex::default(),
-                text_result_rest: std::sync::OnceLock::new(),
+                text_result_rest: Default::default(),
             },
             request_state_key: None,
             request_state_ttl: DEFAULT_REQUEST_STATE_TTL,

@@ -69,37 +69,39 @@ impl Finish {
     }
 
     /// A tool's output as its result. One text block is written as it is, without
-    /// building a `CallToolResult`: followed by nothing where the revision adds nothing to
-    /// it (the session era), or by the members the stateless era adds to every result (the
-    /// server named in `_meta`, `resultType`), written once.
+    /// building a `CallToolResult`, followed by what the revision adds after a result's
+    /// content (the stateless era names the server in `_meta` and adds `resultType`; the
+    /// session era adds nothing): written once per revision, by the general path itself.
     fn output<T: IntoToolResult>(&self, output: T) -> ToolOutcome {
         let text = match output.into_text() {
             Ok(text) => text,
             Err(output) => return self.result(output.into_tool_result()),
         };
-        let plain =
-            !self.version.has(Feature::RequestMeta) && !self.version.has(Feature::ResultType);
-        let json = if plain {
-            CallToolResult::text_json(&text)
-        } else {
-            let inner = &self.server.inner;
-            let (version, rest) = inner.text_result_rest.get_or_init(|| {
-                let empty = reply(CallToolResult::success(vec![]), self.version, &inner.info);
-                let rest = empty.ok().and_then(|json| {
-                    json.get()
-                        .strip_prefix(r#"{"content":[]"#)
-                        .map(str::to_owned)
-                });
-                (self.version, rest.unwrap_or_default())
+        let inner = &self.server.inner;
+        let rest = ProtocolVersion::ALL
+            .iter()
+            .position(|&v| v == self.version)
+            .map(|i| {
+                inner.text_result_rest[i].get_or_init(|| {
+                    let empty = reply(CallToolResult::success(vec![]), self.version, &inner.info);
+                    empty
+                        .ok()
+                        .and_then(|json| {
+                            json.get()
+                                .strip_prefix(r#"{"content":[]"#)
+                                .map(str::to_owned)
+                        })
+                        .unwrap_or_default()
+                })
             });
-            if *version != self.version || rest.is_empty() {
-                return self.result(text.into_tool_result());
-            }
-            CallToolResult::text_json_then(&text, rest)
-        };
-        ToolOutcome::Result {
-            is_error: false,
-            answer: Ok(ResultJson::written(json)),
+        match rest {
+            Some(rest) if !rest.is_empty() => ToolOutcome::Result {
+                is_error: false,
+                answer: Ok(ResultJson::written(CallToolResult::text_json_then(
+                    &text, rest,
+                ))),
+            },
+            _ => self.result(text.into_tool_result()),
         }
     }
 }
