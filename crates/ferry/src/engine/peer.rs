@@ -266,11 +266,18 @@ impl Peer {
 
     pub(crate) async fn send_frame(&self, frame: Frame) -> Result<(), CallError> {
         self.note_related(&frame);
-        self.shared
-            .out
-            .send(frame)
-            .await
-            .map_err(|_| CallError::ConnectionClosed)
+        // A free place taken at once: the waiting `send` (its semaphore future, queue node
+        // and waker) only when the queue is full.
+        match self.shared.out.try_send(frame) {
+            Ok(()) => Ok(()),
+            Err(mpsc::error::TrySendError::Full(frame)) => self
+                .shared
+                .out
+                .send(frame)
+                .await
+                .map_err(|_| CallError::ConnectionClosed),
+            Err(mpsc::error::TrySendError::Closed(_)) => Err(CallError::ConnectionClosed),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, super::FastMap<RequestId, Pending>> {

@@ -121,25 +121,13 @@ impl<H: Handler> Loop<H> {
                 .unwrap_or_else(|e| e.into_inner())
                 .remove(&id);
             if let Some(progress) = &progress {
-                progress.deactivate().await;
+                // Boxed: the lock it waits for would widen every request's future.
+                Box::pin(progress.deactivate()).await;
             }
             let result = match outcome {
-                None => {
-                    tracing::debug!(%id, %method, "request cancelled; no response");
-                    if let Responder::Batch(tx) = &responder {
-                        let _ = tx.try_send(None);
-                    }
-                    return;
-                }
+                None => return cancelled(&id, &method, &responder),
                 Some(Ok(result)) => result,
-                Some(Err(panic)) => {
-                    let what = panic_message(&*panic);
-                    tracing::error!(%id, %method, "handler panicked: {what}");
-                    Err(ErrorObject::internal_error(format!(
-                        "the handler of {method} (request {id}) panicked: {what}"
-                    ))
-                    .with_data(serde_json::json!({"method": method, "id": id.to_string()})))
-                }
+                Some(Err(panic)) => Err(panicked(&id, &method, panic)),
             };
             respond_to(&peer, &responder, id, result).await;
         });
@@ -246,6 +234,30 @@ fn progress_token(
         .ok()?
         .meta?
         .progress_token
+}
+
+/// A request cancelled before it was answered: no response (a batch counts it answered).
+/// Out of line, as are [`panicked`]'s, so that the rare paths do not spread the code every
+/// request runs over more cache lines.
+#[cold]
+#[inline(never)]
+fn cancelled(id: &RequestId, method: &str, responder: &Responder) {
+    tracing::debug!(%id, %method, "request cancelled; no response");
+    if let Responder::Batch(tx) = responder {
+        let _ = tx.try_send(None);
+    }
+}
+
+/// The error answering a request whose handler panicked.
+#[cold]
+#[inline(never)]
+fn panicked(id: &RequestId, method: &str, panic: Box<dyn std::any::Any + Send>) -> ErrorObject {
+    let what = panic_message(&*panic);
+    tracing::error!(%id, %method, "handler panicked: {what}");
+    ErrorObject::internal_error(format!(
+        "the handler of {method} (request {id}) panicked: {what}"
+    ))
+    .with_data(serde_json::json!({"method": method, "id": id.to_string()}))
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
