@@ -168,6 +168,48 @@ async fn concurrency_is_limited_and_waiting_requests_run_in_turn() {
 }
 
 #[tokio::test]
+async fn a_request_cancelled_while_waiting_for_a_slot_never_runs_nor_holds_one() {
+    let (a, b) = Transport::pair(64);
+    let config = EngineConfig {
+        max_concurrent_requests: 1,
+        ..Default::default()
+    };
+    let _server = Engine::start(a, TestHandler::default(), config);
+    let client = Engine::start(b, TestHandler::default(), EngineConfig::default()).peer;
+    let slow = tokio::spawn({
+        let client = client.clone();
+        async move {
+            client
+                .request::<_, Value>("slow", &json!({"ms": 300}))
+                .await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    // Waits for the one slot, and is cancelled (the client gives up) before it gets it.
+    let options = CallOptions {
+        timeout: Some(Duration::from_millis(50)),
+        ..Default::default()
+    };
+    let err = client
+        .call("slow", &json!({"ms": 5000}), options)
+        .await
+        .expect_err("times out");
+    assert!(matches!(err, CallError::Timeout(_)));
+    assert_eq!(slow.await.expect("join").expect("slow")["slept"], 300);
+    // Had the cancelled request run, it would hold the slot for five seconds.
+    let started = std::time::Instant::now();
+    let next: Value = tokio::time::timeout(
+        Duration::from_secs(3),
+        client.request("echo", &json!(["next"])),
+    )
+    .await
+    .expect("the slot is free")
+    .expect("echo");
+    assert_eq!(next, json!(["next"]));
+    assert!(started.elapsed() < Duration::from_secs(3));
+}
+
+#[tokio::test]
 async fn a_panic_becomes_an_internal_error_and_serving_goes_on() {
     let (client, _) = connect(TestHandler::default());
     let err = client

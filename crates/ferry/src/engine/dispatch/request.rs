@@ -1,13 +1,14 @@
 //! One request: its concurrency slot, cancellation, panics, and its one response.
 
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::task::Poll;
 
 use ferry_protocol::RequestId;
 use ferry_protocol::jsonrpc::{ErrorObject, ErrorResponse, Request};
-use futures_util::FutureExt;
 use serde::Deserialize;
+use tokio::sync::{Semaphore, SemaphorePermit};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use super::{BoxFuture, Loop, Responder};
@@ -34,7 +35,7 @@ impl<H: Handler> Loop<H> {
         responder: Responder,
         attachment: Option<Attachment>,
     ) -> Work {
-        let id = request.id.clone();
+        let mut id = request.id.clone();
         if request.method == "ping"
             && self.config.answer_ping
             && self.handler.engine_answers_ping(&request)
@@ -91,30 +92,30 @@ impl<H: Handler> Loop<H> {
         let related = peer.has_related();
         let work: BoxFuture<'static, ()> = Box::pin(async move {
             let method = request.method.clone();
-            // Pinned where they are made, and the handler's future built inside the awaited
-            // expression: a future bound to a local and then moved into another would be
-            // stored twice in this one (it was ~7 KiB, allocated and copied per request).
-            let outcome = {
-                let run = std::pin::pin!(async {
-                    // A free slot is taken without the waiting future (its queue node and
-                    // release are most of a semaphore's cost per request).
-                    let _slot = if needs_slot {
-                        match slots.try_acquire() {
-                            Ok(permit) => Some(permit),
-                            Err(_) => slots.acquire().await.ok(),
-                        }
-                    } else {
-                        None
-                    };
-                    AssertUnwindSafe(related::serving(
-                        related.then(|| id.clone()),
-                        handler.request(request, context),
-                    ))
-                    .catch_unwind()
-                    .await
-                });
-                let cancelled = std::pin::pin!(token.cancelled());
-                until_cancelled(&token, run, cancelled).await
+            // The handler's future is polled where it is pinned, by one poll function that
+            // checks the token, guards against panics and enters the related-request scope
+            // (see `run_handler`): no wrapper future per concern to move it through.
+            let outcome = 'outcome: {
+                // A free slot is taken without the waiting future (its queue node and
+                // release are most of a semaphore's cost per request).
+                let _slot = if !needs_slot {
+                    None
+                } else if let Ok(permit) = slots.try_acquire() {
+                    Some(permit)
+                } else {
+                    match Box::pin(wait_for_slot(&slots, &token)).await {
+                        Some(permit) => permit,
+                        None => break 'outcome None,
+                    }
+                };
+                let routed = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    handler.request(request, context)
+                }));
+                let future = match routed {
+                    Ok(future) => std::pin::pin!(future),
+                    Err(panic) => break 'outcome Some(Err(panic)),
+                };
+                run_handler(&token, future, related.then_some(&mut id)).await
             };
             in_flight
                 .lock()
@@ -161,27 +162,46 @@ impl<H: Handler> Loop<H> {
     }
 }
 
-/// `future`'s output, or `None` once `token` is cancelled (checked first at every poll:
-/// no output is taken after a cancellation); `cancelled` is `token.cancelled()`. Unlike a
-/// `select!` on it, a future that is ready at its first poll never registers with the
-/// token.
-fn until_cancelled<'a, 'b: 'a, F: Future>(
+/// A request's handler run to its end: its output (`Err` if it panicked), or `None` once
+/// `token` is cancelled (checked first at every poll: no output is taken after a
+/// cancellation). Each poll runs in the scope of the request `serving` (see
+/// [`related::serving`]). The handler waits on `token.cancelled()` only once it waits at
+/// all (boxed then, which keeps every request's future small): a handler that is ready at
+/// its first poll (most tools) never registers with the token.
+fn run_handler<'a, F: Future>(
     token: &'a CancellationToken,
-    mut future: std::pin::Pin<&'a mut F>,
-    mut cancelled: std::pin::Pin<&'a mut WaitForCancellationFuture<'b>>,
-) -> impl Future<Output = Option<F::Output>> + 'a {
+    mut future: Pin<&'a mut F>,
+    mut serving: Option<&'a mut RequestId>,
+) -> impl Future<Output = Option<std::thread::Result<F::Output>>> + 'a {
+    let mut cancelled: Option<Pin<Box<WaitForCancellationFuture<'a>>>> = None;
     std::future::poll_fn(move |cx| {
         if token.is_cancelled() {
             return Poll::Ready(None);
         }
-        if let Poll::Ready(output) = future.as_mut().poll(cx) {
-            return Poll::Ready(Some(output));
+        let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            related::serving(serving.as_deref_mut(), || future.as_mut().poll(cx))
+        }));
+        match polled {
+            Ok(Poll::Ready(output)) => return Poll::Ready(Some(Ok(output))),
+            Err(panic) => return Poll::Ready(Some(Err(panic))),
+            Ok(Poll::Pending) => {}
         }
-        match cancelled.as_mut().poll(cx) {
-            Poll::Ready(()) => Poll::Ready(None),
-            Poll::Pending => Poll::Pending,
-        }
+        let cancelled = cancelled.get_or_insert_with(|| Box::pin(token.cancelled()));
+        cancelled.as_mut().poll(cx).map(|()| None)
     })
+}
+
+/// A concurrency slot, waited for (all were taken); `None` if `token` is cancelled first.
+/// Boxed where it is awaited: the semaphore's waiting future would widen every request's.
+async fn wait_for_slot<'a>(
+    slots: &'a Semaphore,
+    token: &CancellationToken,
+) -> Option<Option<SemaphorePermit<'a>>> {
+    tokio::select! {
+        biased;
+        () = token.cancelled() => None,
+        permit = slots.acquire() => Some(permit.ok()),
+    }
 }
 
 async fn respond_to(
