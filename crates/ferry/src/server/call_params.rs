@@ -61,6 +61,14 @@ impl Arguments<'_> {
         {
             return Ok(args);
         }
+        self.parse_as_map()
+    }
+
+    /// [`parse`](Self::parse) through the map: out of line, so that the code every call
+    /// runs is not spread over the rare path's.
+    #[cold]
+    #[inline(never)]
+    fn parse_as_map<T: DeserializeOwned>(self) -> Result<T, String> {
         let arguments = serde_json::Value::Object(self.into_object());
         serde_path_to_error::deserialize::<_, T>(arguments).map_err(|e| describe(&e))
     }

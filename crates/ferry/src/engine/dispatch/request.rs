@@ -8,7 +8,7 @@ use std::task::Poll;
 use ferry_protocol::RequestId;
 use ferry_protocol::jsonrpc::{ErrorObject, ErrorResponse, Request};
 use serde::Deserialize;
-use tokio::sync::{Semaphore, SemaphorePermit};
+use tokio::sync::{Semaphore, SemaphorePermit, mpsc};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use super::{BoxFuture, Loop, Responder};
@@ -212,23 +212,35 @@ async fn respond_to(
 ) {
     let frame = match result {
         Ok(json) => json.into_response(&id),
-        Err(error) => {
-            let mut frame = Vec::with_capacity(128);
-            if serde_json::to_writer(&mut frame, &ErrorResponse::new(Some(id), error)).is_err() {
-                return;
-            }
-            frame
-        }
+        Err(error) => match error_frame(id, error) {
+            Some(frame) => frame,
+            None => return,
+        },
     };
     match responder {
         Responder::Direct => {
             let _ = peer.send_frame(frame).await;
         }
-        // Never full: the channel has room for one reply per entry of the batch.
-        Responder::Batch(tx) => {
-            let _ = tx.try_send(serde_json::from_slice(&frame).ok());
-        }
+        Responder::Batch(tx) => reply_in_batch(tx, &frame),
     }
+}
+
+/// An error response's frame. Out of line, as is [`reply_in_batch`]: the rare paths' code
+/// kept apart from what every response runs.
+#[cold]
+#[inline(never)]
+fn error_frame(id: RequestId, error: ErrorObject) -> Option<Vec<u8>> {
+    let mut frame = Vec::with_capacity(128);
+    serde_json::to_writer(&mut frame, &ErrorResponse::new(Some(id), error)).ok()?;
+    Some(frame)
+}
+
+/// A response handed to the batch it belongs to. Never full: the channel has room for one
+/// reply per entry of the batch.
+#[cold]
+#[inline(never)]
+fn reply_in_batch(tx: &mpsc::Sender<Option<serde_json::Value>>, frame: &[u8]) {
+    let _ = tx.try_send(serde_json::from_slice(frame).ok());
 }
 
 fn progress_token(
