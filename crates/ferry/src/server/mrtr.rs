@@ -9,6 +9,8 @@ use std::sync::Arc;
 use ferry_protocol::error_codes;
 use ferry_protocol::jsonrpc::ErrorObject;
 use ferry_protocol::types::{InputRequests, InputRequiredResult, InputResponses};
+use futures_util::FutureExt;
+use futures_util::future::Either;
 use indexmap::IndexMap;
 
 use super::builder::Server;
@@ -59,19 +61,25 @@ pub(crate) fn resume(
 
 /// Run a handler's future; in the stateless era, with its input rounds. `Err` holds the
 /// answer to send instead of the handler's output: `input_required`, or an error.
-pub(crate) async fn drive<F: Future>(
-    server: &Server,
-    call: &Call,
-    rounds: Option<&Arc<Rounds>>,
+///
+/// Without rounds (the session era) the handler's future is awaited as it is; the rounds'
+/// machinery is a boxed future of its own, so that its code and state stay out of every
+/// other call's.
+pub(crate) fn drive<'a, F: Future + 'a>(
+    server: &'a Server,
+    call: &'a Call,
+    rounds: Option<&'a Arc<Rounds>>,
     handler: F,
-) -> Result<F::Output, HandlerResult> {
-    let Some(rounds) = rounds else {
-        return Ok(handler.await);
-    };
-    match rounds.run(handler).await {
-        Ran::Done(output) => Ok(output),
-        Ran::Invalid(message) => Err(Err(ErrorObject::invalid_params(message))),
-        Ran::NeedsInput(asked) => Err(input_required(server, call, rounds, asked)),
+) -> impl Future<Output = Result<F::Output, HandlerResult>> + 'a {
+    match rounds {
+        None => Either::Left(handler.map(Ok)),
+        Some(rounds) => Either::Right(Box::pin(async move {
+            match rounds.run(handler).await {
+                Ran::Done(output) => Ok(output),
+                Ran::Invalid(message) => Err(Err(ErrorObject::invalid_params(message))),
+                Ran::NeedsInput(asked) => Err(input_required(server, call, rounds, asked)),
+            }
+        })),
     }
 }
 
