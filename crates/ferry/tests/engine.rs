@@ -91,10 +91,23 @@ impl Handler for TestHandler {
 }
 
 fn connect(server: TestHandler) -> (Peer, Peer) {
+    connect_with(server, EngineConfig::default())
+}
+
+/// The client's and the server's peers, the server's engine configured by `config`.
+fn connect_with(server: TestHandler, config: EngineConfig) -> (Peer, Peer) {
     let (a, b) = Transport::pair(64);
-    let server = Engine::start(a, server, EngineConfig::default());
+    let server = Engine::start(a, server, config);
     let client = Engine::start(b, TestHandler::default(), EngineConfig::default());
     (client.peer, server.peer)
+}
+
+/// A server configuration with one concurrency slot.
+fn one_slot() -> EngineConfig {
+    EngineConfig {
+        max_concurrent_requests: 1,
+        ..Default::default()
+    }
 }
 
 #[tokio::test]
@@ -138,13 +151,7 @@ async fn requests_run_concurrently() {
 
 #[tokio::test]
 async fn concurrency_is_limited_and_waiting_requests_run_in_turn() {
-    let (a, b) = Transport::pair(64);
-    let config = EngineConfig {
-        max_concurrent_requests: 1,
-        ..Default::default()
-    };
-    let _server = Engine::start(a, TestHandler::default(), config);
-    let client = Engine::start(b, TestHandler::default(), EngineConfig::default()).peer;
+    let (client, _server) = connect_with(TestHandler::default(), one_slot());
     let started = std::time::Instant::now();
     let calls = (0..3).map(|_| {
         let client = client.clone();
@@ -169,13 +176,7 @@ async fn concurrency_is_limited_and_waiting_requests_run_in_turn() {
 
 #[tokio::test]
 async fn a_request_cancelled_while_waiting_for_a_slot_never_runs_nor_holds_one() {
-    let (a, b) = Transport::pair(64);
-    let config = EngineConfig {
-        max_concurrent_requests: 1,
-        ..Default::default()
-    };
-    let _server = Engine::start(a, TestHandler::default(), config);
-    let client = Engine::start(b, TestHandler::default(), EngineConfig::default()).peer;
+    let (client, _server) = connect_with(TestHandler::default(), one_slot());
     let slow = tokio::spawn({
         let client = client.clone();
         async move {
