@@ -108,6 +108,10 @@ impl<H: Handler> Loop<H> {
                         None => break 'outcome None,
                     }
                 };
+                // Not routed at all once cancelled (as no output is taken after it).
+                if token.is_cancelled() {
+                    break 'outcome None;
+                }
                 let routed = std::panic::catch_unwind(AssertUnwindSafe(|| {
                     handler.request(request, context)
                 }));
