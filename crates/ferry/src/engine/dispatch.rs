@@ -379,14 +379,12 @@ impl<H: Handler> Loop<H> {
     }
 }
 
-/// The size of the read loop's future for `handler`: what every connection keeps for as
-/// long as it lives (see [`Loop::run`]).
-#[cfg(test)]
-pub(crate) fn run_future_size<H: Handler>(handler: H) -> usize {
-    let (_tx, incoming) = mpsc::channel::<TransportEvent>(1);
+/// A read loop's state for `handler`, for the size tests below.
+#[cfg(all(test, feature = "server"))]
+fn test_loop<H: Handler>(handler: H) -> Loop<H> {
     let (outgoing, _rx) = mpsc::channel(1);
     let peer = Peer::new(outgoing, None, std::time::Duration::from_secs(1));
-    let state = Loop {
+    Loop {
         handler: Arc::new(handler),
         peer,
         slots: Arc::new(Semaphore::new(1)),
@@ -395,6 +393,25 @@ pub(crate) fn run_future_size<H: Handler>(handler: H) -> usize {
         tracker: TaskTracker::new(),
         closing: Arc::new(CancellationToken::new()),
         inline: true,
-    };
-    std::mem::size_of_val(&state.run(incoming.into(), None))
+    }
+}
+
+/// The size of the read loop's future for `handler`: what every connection keeps for as
+/// long as it lives (see [`Loop::run`]).
+#[cfg(all(test, feature = "server"))]
+pub(crate) fn run_future_size<H: Handler>(handler: H) -> usize {
+    let (_tx, incoming) = mpsc::channel::<TransportEvent>(1);
+    std::mem::size_of_val(&test_loop(handler).run(incoming.into(), None))
+}
+
+/// The size of the boxed future `handler`'s engine makes for `request` (see
+/// [`Loop::request`]): allocated and freed once per request.
+#[cfg(all(test, feature = "server"))]
+pub(crate) fn request_future_size<H: Handler>(
+    handler: H,
+    request: ferry_protocol::jsonrpc::Request,
+) -> usize {
+    match test_loop(handler).request(request, Responder::Direct, None) {
+        request::Work::Finish(work) | request::Work::Run(work) => std::mem::size_of_val(&*work),
+    }
 }

@@ -47,9 +47,9 @@ pub use child::{
     ChildCommand, ChildProcess, ShutdownOutcome, ShutdownStage, ShutdownTimeouts, StderrMode,
 };
 pub use config::EngineConfig;
-#[cfg(test)]
-pub(crate) use dispatch::run_future_size;
 pub use dispatch::{Engine, EngineHandle};
+#[cfg(all(test, feature = "server"))]
+pub(crate) use dispatch::{request_future_size, run_future_size};
 pub use incoming::Incoming;
 pub use peer::{CallError, CallOptions, Peer};
 pub use progress::{ProgressError, ProgressReporter};

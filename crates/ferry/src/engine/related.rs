@@ -11,7 +11,6 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use ferry_protocol::RequestId;
-use futures_util::future::Either;
 
 thread_local! {
     /// The request whose handler this thread is polling, while [`serving`] polls it.
@@ -50,20 +49,6 @@ pub(crate) fn serving<R>(id: Option<&mut RequestId>, poll: impl FnOnce() -> R) -
     let outer = SERVING.with(|slot| slot.borrow_mut().replace(mine));
     let _restore = Restore { id, outer };
     poll()
-}
-
-/// Run `future` with the task-local `key` set to `value`, or outside any scope when there
-/// is no value. Not an `async fn`: that would hold `future` twice (as its argument and in
-/// the scope).
-pub(crate) fn scope_if<T: 'static, F: Future>(
-    key: &'static tokio::task::LocalKey<T>,
-    value: Option<T>,
-    future: F,
-) -> impl Future<Output = F::Output> {
-    match value {
-        Some(value) => Either::Left(key.scope(value, future)),
-        None => Either::Right(future),
-    }
 }
 
 /// Told about each frame a request handler queues, just before it is queued: the id of the

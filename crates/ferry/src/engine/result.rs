@@ -13,11 +13,14 @@ pub struct ResultJson(Text);
 enum Text {
     Raw(RawJson),
     /// Valid JSON by construction: a `RawValue` would have to parse it again to be made.
+    /// (Only the server's writers make it.)
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     Written(String),
 }
 
 impl ResultJson {
     /// Text a tested writer produced; the engine sends it as it is.
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) fn written(json: String) -> Self {
         ResultJson(Text::Written(json))
     }

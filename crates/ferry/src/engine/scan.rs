@@ -20,6 +20,7 @@ pub(crate) fn find(needle: u8, haystack: &[u8]) -> Option<usize> {
 }
 
 /// The position of the first `a` or `b` in `haystack`.
+#[cfg_attr(not(feature = "server"), allow(dead_code))] // the server's readers
 pub(crate) fn find_either(a: u8, b: u8, haystack: &[u8]) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
     {
@@ -31,6 +32,7 @@ pub(crate) fn find_either(a: u8, b: u8, haystack: &[u8]) -> Option<usize> {
 }
 
 /// How many bytes of `haystack` are `a` or `b`, counting no further than `limit + 1`.
+#[cfg_attr(not(feature = "server"), allow(dead_code))] // the server's readers
 pub(crate) fn count_either(a: u8, b: u8, haystack: &[u8], limit: usize) -> usize {
     #[cfg(target_arch = "x86_64")]
     {
@@ -60,6 +62,7 @@ pub(crate) fn may_hold(json: &[u8], before: &[u8], after: &[u8]) -> bool {
 
 /// Whether `json` has an `e` or `E` right after a digit: where a JSON number's exponent
 /// is (or, inside a string, text that looks like one).
+#[cfg_attr(not(feature = "server"), allow(dead_code))] // the server's readers
 pub(crate) fn has_exponent(json: &[u8]) -> bool {
     let after_digit = |i: usize| i > 0 && json[i - 1].is_ascii_digit();
     #[cfg(target_arch = "x86_64")]

@@ -18,6 +18,7 @@ use std::fmt::Write as _;
 use std::future::Future;
 
 use ferry_protocol::types::{LoggingLevel, LoggingMessageNotificationParams};
+use futures_util::future::Either;
 use serde_json::{Map, Value};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
@@ -49,12 +50,17 @@ tokio::task_local! {
     static CURRENT: LogTarget;
 }
 
-/// Run `handler` with `target` as where the layer reports its events.
+/// Run `handler` with `target` as where the layer reports its events; unscoped when there
+/// is none. Not an `async fn`: that would hold `handler` twice (as its argument and in the
+/// scope).
 pub(crate) fn scoped<F: Future>(
     target: Option<LogTarget>,
     handler: F,
 ) -> impl Future<Output = F::Output> {
-    crate::engine::related::scope_if(&CURRENT, target, handler)
+    match target {
+        Some(target) => Either::Left(CURRENT.scope(target, handler)),
+        None => Either::Right(handler),
+    }
 }
 
 /// Forwards `tracing` events inside server handlers to their clients (see the module

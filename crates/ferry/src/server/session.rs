@@ -765,6 +765,31 @@ mod tests {
         assert!(size <= 512, "the engine's future takes {size} bytes");
     }
 
+    /// A `tools/call`'s future is allocated and freed on every call: it stays within
+    /// glibc's per-thread cache of small blocks (tcache, up to 1032 bytes), past which
+    /// every call takes malloc's slow path (~300 instructions more; 1072 bytes were tried).
+    /// 936 bytes at 38f7690.
+    #[test]
+    fn a_tool_call_future_fits_the_allocator_cache() {
+        #[derive(serde::Deserialize, schemars::JsonSchema)]
+        struct Echo {
+            text: String,
+        }
+        let server = super::Server::builder("x", "1")
+            .tool(
+                "echo",
+                "Echo",
+                |args: Echo, _cx: super::Context| async move { args.text },
+            )
+            .build();
+        let session = std::sync::Arc::new(super::Session::new(server, false));
+        let params = serde_json::json!({"name": "echo", "arguments": {"text": "hi"}});
+        let params = serde_json::value::to_raw_value(&params).expect("params");
+        let request = super::Request::new(1, "tools/call", params);
+        let size = crate::engine::request_future_size(session, request);
+        assert!(size <= 1032, "a tool call's future takes {size} bytes");
+    }
+
     #[test]
     fn connections_whose_clients_declare_the_same_capabilities_share_them() {
         use super::{ClientCapabilities, shared_client_capabilities};
