@@ -121,6 +121,11 @@ impl ProtocolVersion {
     /// The newest revision.
     pub const LATEST: ProtocolVersion = ProtocolVersion::V2026_07_28;
 
+    /// The revision's position in [`ALL`](Self::ALL): an index for per-revision tables.
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
     /// The newest session-era revision.
     pub const LATEST_SESSION: ProtocolVersion = ProtocolVersion::V2025_11_25;
 
@@ -319,6 +324,13 @@ pub fn detect_era(method: &str, params: Option<&serde_json::value::RawValue>) ->
 mod tests {
     use super::*;
     use ProtocolVersion::*;
+
+    #[test]
+    fn every_revision_sits_at_its_index() {
+        for (i, v) in ProtocolVersion::ALL.into_iter().enumerate() {
+            assert_eq!(v.index(), i, "{v:?}");
+        }
+    }
 
     #[test]
     fn strings_round_trip() {

@@ -78,30 +78,25 @@ impl Finish {
             Err(output) => return self.result(output.into_tool_result()),
         };
         let inner = &self.server.inner;
-        let rest = ProtocolVersion::ALL
-            .iter()
-            .position(|&v| v == self.version)
-            .map(|i| {
-                inner.text_result_rest[i].get_or_init(|| {
-                    let empty = reply(CallToolResult::success(vec![]), self.version, &inner.info);
-                    empty
-                        .ok()
-                        .and_then(|json| {
-                            json.get()
-                                .strip_prefix(r#"{"content":[]"#)
-                                .map(str::to_owned)
-                        })
-                        .unwrap_or_default()
+        let rest = inner.text_result_rest[self.version.index()].get_or_init(|| {
+            let empty = reply(CallToolResult::success(vec![]), self.version, &inner.info);
+            empty
+                .ok()
+                .and_then(|json| {
+                    json.get()
+                        .strip_prefix(r#"{"content":[]"#)
+                        .map(str::to_owned)
                 })
-            });
-        match rest {
-            Some(rest) if !rest.is_empty() => ToolOutcome::Result {
-                is_error: false,
-                answer: Ok(ResultJson::written(CallToolResult::text_json_then(
-                    &text, rest,
-                ))),
-            },
-            _ => self.result(text.into_tool_result()),
+                .unwrap_or_default()
+        });
+        if rest.is_empty() {
+            return self.result(text.into_tool_result());
+        }
+        ToolOutcome::Result {
+            is_error: false,
+            answer: Ok(ResultJson::written(CallToolResult::text_json_then(
+                &text, rest,
+            ))),
         }
     }
 }
