@@ -137,18 +137,12 @@ impl Binding {
     /// that does not parse counts as `null`.
     pub(crate) fn digest(&self) -> &str {
         self.digest.get_or_init(|| {
-            let values: Vec<std::borrow::Cow<'_, Value>> = self
-                .salient
-                .iter()
-                .map(|part| match part {
-                    Salient::Value(value) => std::borrow::Cow::Borrowed(value),
-                    Salient::Json(text) => {
-                        std::borrow::Cow::Owned(serde_json::from_str(text).unwrap_or_default())
-                    }
-                })
-                .collect();
-            let parts: Vec<&Value> = values.iter().map(|value| &**value).collect();
-            super::request_state::digest(&parts)
+            super::request_state::digest(self.salient.iter().map(|part| match part {
+                Salient::Value(value) => std::borrow::Cow::Borrowed(value),
+                Salient::Json(text) => {
+                    std::borrow::Cow::Owned(serde_json::from_str(text).unwrap_or_default())
+                }
+            }))
         })
     }
 }

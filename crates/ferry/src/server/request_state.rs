@@ -178,10 +178,10 @@ fn now_ms() -> u64 {
 
 /// A digest of a request's salient params: `parts` hashed in order, JSON values with
 /// object keys sorted.
-pub(crate) fn digest(parts: &[&Value]) -> String {
+pub(crate) fn digest<V: std::borrow::Borrow<Value>>(parts: impl IntoIterator<Item = V>) -> String {
     let mut hasher = Sha256::new();
     for part in parts {
-        hash_canonical(&mut hasher, part);
+        hash_canonical(&mut hasher, part.borrow());
         hasher.update([0xff]);
     }
     URL_SAFE_NO_PAD.encode(&hasher.finalize()[..16])
@@ -221,7 +221,7 @@ mod tests {
     fn state(sealer: &Sealer) -> RequestState {
         RequestState {
             method: "tools/call".into(),
-            digest: digest(&[&json!("t"), &json!({"a": 1, "b": [1, 2]})]),
+            digest: digest([&json!("t"), &json!({"a": 1, "b": [1, 2]})]),
             principal: None,
             expires_ms: sealer.expiry(),
             answers: IndexMap::from([("input-0".into(), json!({"action": "decline"}))]),
@@ -244,10 +244,10 @@ mod tests {
 
     #[test]
     fn digest_ignores_key_order_only() {
-        let a = digest(&[&json!({"a": 1, "b": 2})]);
-        assert_eq!(a, digest(&[&json!({"b": 2, "a": 1})]));
-        assert_ne!(a, digest(&[&json!({"a": 1, "b": 3})]));
-        assert_ne!(digest(&[&json!("x"), &json!("y")]), digest(&[&json!("xy")]));
+        let a = digest([&json!({"a": 1, "b": 2})]);
+        assert_eq!(a, digest([&json!({"b": 2, "a": 1})]));
+        assert_ne!(a, digest([&json!({"a": 1, "b": 3})]));
+        assert_ne!(digest([&json!("x"), &json!("y")]), digest([&json!("xy")]));
     }
 
     #[test]
