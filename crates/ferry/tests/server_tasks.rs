@@ -205,3 +205,45 @@ async fn tasks_exist_only_in_2025_11_25_and_per_connection() {
     let listed = b.request("tasks/list", json!({})).await.unwrap();
     assert_eq!(listed["tasks"], json!([]));
 }
+
+/// Sends when dropped: a task's tool ends either way when cancelled (the task drops it, or
+/// it sees the cancellation first).
+struct Ended(tokio::sync::mpsc::UnboundedSender<()>);
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        let _ = self.0.send(());
+    }
+}
+
+#[tokio::test]
+async fn a_connection_ending_cancels_its_running_tasks() {
+    let (ended_tx, mut ended_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let server = Server::builder("tasks", "1")
+        .tool_with(
+            task_tool("wait", TaskSupport::Optional),
+            move |_: Sleep, cx: Context| {
+                let ended = Ended(ended_tx.clone());
+                async move {
+                    cx.cancel.cancelled().await;
+                    drop(ended);
+                    "cancelled".to_owned()
+                }
+            },
+        )
+        .build();
+    let client = TestClient::connect(&server, V2025_11_25).await.unwrap();
+    start(&client, "wait", json!({"ms": 0})).await;
+    start(&client, "wait", json!({"ms": 0})).await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert!(ended_rx.try_recv().is_err(), "running until the end");
+    tokio::time::timeout(Duration::from_secs(30), client.close())
+        .await
+        .expect("the connection ends");
+    for _ in 0..2 {
+        tokio::time::timeout(Duration::from_secs(5), ended_rx.recv())
+            .await
+            .expect("every task is cancelled when its connection ends")
+            .expect("the tool sends");
+    }
+}

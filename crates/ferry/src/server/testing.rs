@@ -256,10 +256,16 @@ impl TestClient {
     /// Hang up and wait until the server has finished with the connection.
     pub async fn close(self) {
         let TestClient {
-            server, _client, ..
+            server,
+            _client,
+            peer,
+            ..
         } = self;
         _client.task.abort();
+        // Every handle on the client's side of the connection goes before the wait: the
+        // server sees its input end only once the last one is dropped.
         drop(_client.peer);
+        drop(peer);
         let _ = server.task.await;
     }
 }
