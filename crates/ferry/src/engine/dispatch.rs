@@ -11,13 +11,12 @@ use ferry_protocol::jsonrpc::{
 use ferry_protocol::types::{CancelledNotificationParams, ProgressNotificationParams};
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::Handler;
 use super::config::EngineConfig;
 use super::peer::{CallError, Peer};
 use super::transport::{Classified, Transport, TransportEvent};
+use super::{Cancellation, Handler};
 
 mod request;
 
@@ -38,7 +37,7 @@ pub struct EngineHandle {
 
 type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 
-type InFlight = Arc<Mutex<super::FastMap<RequestId, CancellationToken>>>;
+type InFlight = Arc<Mutex<super::FastMap<RequestId, Cancellation>>>;
 
 struct Loop<H> {
     handler: Arc<H>,
@@ -47,7 +46,7 @@ struct Loop<H> {
     in_flight: InFlight,
     slots: Arc<Semaphore>,
     tracker: TaskTracker,
-    closing: Arc<CancellationToken>,
+    closing: Cancellation,
     /// Whether a request's handler is first polled on the read loop (single-threaded
     /// runtimes); see [`Loop::request`].
     inline: bool,
@@ -72,7 +71,7 @@ impl Engine {
             config,
             in_flight: Arc::default(),
             tracker: TaskTracker::new(),
-            closing: Arc::new(CancellationToken::new()),
+            closing: Cancellation::new(),
             inline: tokio::runtime::Handle::current().runtime_flavor()
                 == tokio::runtime::RuntimeFlavor::CurrentThread,
         };
@@ -228,7 +227,7 @@ impl<H: Handler> Loop<H> {
         let graceful = tokio::time::timeout(self.config.shutdown_grace, self.tracker.wait()).await;
         if graceful.is_err() {
             // Every running or waiting handler has its token in `in_flight`.
-            let tokens: Vec<CancellationToken> = self
+            let tokens: Vec<Cancellation> = self
                 .in_flight
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -391,7 +390,7 @@ fn test_loop<H: Handler>(handler: H) -> Loop<H> {
         config: EngineConfig::default(),
         in_flight: Arc::default(),
         tracker: TaskTracker::new(),
-        closing: Arc::new(CancellationToken::new()),
+        closing: Cancellation::new(),
         inline: true,
     }
 }

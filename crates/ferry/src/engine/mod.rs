@@ -18,6 +18,7 @@
 //! Roles (server, client) implement [`Handler`]; the engine knows no MCP method but
 //! `ping` and the two notifications above.
 
+mod cancel;
 #[cfg(all(unix, feature = "child-process"))]
 mod child;
 mod config;
@@ -40,8 +41,8 @@ use std::future::Future;
 
 use ferry_protocol::RequestId;
 use ferry_protocol::jsonrpc::{ErrorObject, Notification, Request};
-use tokio_util::sync::CancellationToken;
 
+pub use cancel::Cancellation;
 #[cfg(all(unix, feature = "child-process"))]
 pub use child::{
     ChildCommand, ChildProcess, ShutdownOutcome, ShutdownStage, ShutdownTimeouts, StderrMode,
@@ -68,13 +69,12 @@ pub struct RequestContext {
     /// The request's id.
     pub id: RequestId,
     /// Cancelled when the peer cancels the request or the connection ends.
-    pub cancel: CancellationToken,
+    pub cancel: Cancellation,
     /// Cancelled when the peer has hung up (no more input): in-flight requests have the
     /// shutdown grace period to answer, so a long-lived request (a subscription stream)
     /// can end with a graceful response instead of being cut off. One token for the
-    /// whole connection, shared (an `Arc` clone per request, where cloning the token
-    /// itself locks it: a lock every request of the connection would take twice).
-    pub closing: std::sync::Arc<CancellationToken>,
+    /// whole connection, shared.
+    pub closing: Cancellation,
     /// Present when the peer asked for progress (`_meta.progressToken`).
     pub progress: Option<ProgressReporter>,
     /// The other side, for requests and notifications of the handler's own.

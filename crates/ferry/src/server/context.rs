@@ -6,11 +6,10 @@ use ferry_protocol::ProtocolVersion;
 use ferry_protocol::types::{
     ClientCapabilities, LoggingLevel, LoggingMessageNotificationParams, RequestMeta,
 };
-use tokio_util::sync::CancellationToken;
 
 use super::builder::Server;
 use super::input::{ClientCaps, Rounds};
-use crate::engine::{Attachment, Peer, ProgressReporter};
+use crate::engine::{Attachment, Cancellation, Peer, ProgressReporter};
 
 /// The context of one request to a server handler.
 #[derive(Clone, Debug)]
@@ -21,7 +20,7 @@ pub struct Context {
     /// version, capabilities and identity).
     pub meta: RequestMeta,
     /// Cancelled when the client cancels the request or hangs up.
-    pub cancel: CancellationToken,
+    pub cancel: Cancellation,
     /// Present when the client asked for progress.
     pub progress: Option<ProgressReporter>,
     /// The client, for notifications and (session era) requests of the handler's own.

@@ -47,10 +47,9 @@ use futures_util::FutureExt;
 use futures_util::future::Either;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use tokio_util::sync::CancellationToken;
 
 use super::context::Context;
-use crate::engine::{Peer, ProgressReporter};
+use crate::engine::{Cancellation, Peer, ProgressReporter};
 
 /// A handler parameter taken from the request's [`Context`].
 #[diagnostic::on_unimplemented(
@@ -114,7 +113,7 @@ impl FromContext for Progress {
 
 /// The request's cancellation token: cancelled when the client cancels or hangs up.
 #[derive(Clone, Debug)]
-pub struct Cancel(pub CancellationToken);
+pub struct Cancel(pub Cancellation);
 
 impl FromContext for Cancel {
     fn from_context(cx: &Context) -> Result<Self, ErrorObject> {

@@ -11,6 +11,7 @@
 //! still running when its retention ends is cancelled, and every task is cancelled when
 //! its connection closes.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -24,14 +25,13 @@ use ferry_protocol::types::{
 };
 use indexmap::IndexMap;
 use tokio::sync::watch;
-use tokio_util::sync::CancellationToken;
 
 use super::builder::Server;
 use super::context::Context;
 use super::pagination::page;
 use super::reply::{Call, reply};
 use super::tools;
-use crate::engine::{HandlerResult, ResultJson};
+use crate::engine::{Cancellation, HandlerResult, ResultJson};
 
 /// Tasks one connection may have running at once.
 pub const MAX_ACTIVE_TASKS: usize = 64;
@@ -48,7 +48,7 @@ const POLL_INTERVAL_MS: u64 = 500;
 struct Entry {
     state: Mutex<State>,
     expires: Instant,
-    cancel: CancellationToken,
+    cancel: Cancellation,
     finished: watch::Sender<bool>,
 }
 
@@ -81,15 +81,16 @@ fn terminal(status: TaskStatus) -> bool {
 /// The tasks of one connection.
 pub(crate) struct TaskStore {
     entries: Mutex<IndexMap<String, Arc<Entry>>>,
-    /// Cancelled when the connection ends: stops every task.
-    closed: CancellationToken,
+    /// Set when the connection ends; every task is cancelled then, and a task started
+    /// after it at once.
+    closed: AtomicBool,
 }
 
 impl Default for TaskStore {
     fn default() -> Self {
         TaskStore {
             entries: Mutex::new(IndexMap::new()),
-            closed: CancellationToken::new(),
+            closed: AtomicBool::new(false),
         }
     }
 }
@@ -122,7 +123,11 @@ impl TaskStore {
 
     /// Stop every task: the connection is gone.
     pub(crate) fn close(&self) {
-        self.closed.cancel();
+        // Set before the entries are read: a task inserted after this reads it (`start`).
+        self.closed.store(true, Ordering::SeqCst);
+        for entry in self.lock().values() {
+            entry.cancel.cancel();
+        }
     }
 }
 
@@ -214,7 +219,7 @@ pub(crate) fn start(
         ttl: Some(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX)),
         poll_interval: Some(POLL_INTERVAL_MS),
     };
-    let cancel = store.closed.child_token();
+    let cancel = Cancellation::new();
     let entry = Arc::new(Entry {
         state: Mutex::new(State {
             task: created.clone(),
@@ -243,6 +248,9 @@ pub(crate) fn start(
             }
         }
         entries.insert(id.clone(), Arc::clone(&entry));
+        if store.closed.load(Ordering::SeqCst) {
+            cancel.cancel();
+        }
     }
     // The tool runs past this request's response: its own cancellation, no progress.
     cx.cancel = cancel.clone();

@@ -9,13 +9,12 @@ use ferry_protocol::RequestId;
 use ferry_protocol::jsonrpc::{ErrorObject, ErrorResponse, Request};
 use serde::Deserialize;
 use tokio::sync::{Semaphore, SemaphorePermit, mpsc};
-use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use super::{BoxFuture, Loop, Responder};
 use crate::engine::peer::Peer;
 use crate::engine::progress::ProgressReporter;
 use crate::engine::transport::Attachment;
-use crate::engine::{Handler, RequestContext, ResultJson, related};
+use crate::engine::{Cancellation, Handler, RequestContext, ResultJson, related};
 
 /// What the read loop does with a request it has taken (see [`Loop::run_work`]).
 pub(super) enum Work {
@@ -50,7 +49,7 @@ impl<H: Handler> Loop<H> {
         // A token of its own, not a child of a connection-wide one: children cost a lock
         // of the shared parent on creation and on drop. The shutdown cancels each token
         // in `in_flight` instead.
-        let token = CancellationToken::new();
+        let token = Cancellation::new();
         let refused = {
             let mut in_flight = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
             if in_flight.contains_key(&id) {
@@ -78,7 +77,7 @@ impl<H: Handler> Loop<H> {
         let context = RequestContext {
             id: id.clone(),
             cancel: token.clone(),
-            closing: Arc::clone(&self.closing),
+            closing: self.closing.clone(),
             progress: progress.clone(),
             peer: self.peer.clone(),
             attachment,
@@ -173,11 +172,11 @@ impl<H: Handler> Loop<H> {
 /// all (boxed then, which keeps every request's future small): a handler that is ready at
 /// its first poll (most tools) never registers with the token.
 fn run_handler<'a, F: Future>(
-    token: &'a CancellationToken,
+    token: &'a Cancellation,
     mut future: Pin<&'a mut F>,
     mut serving: Option<&'a mut RequestId>,
 ) -> impl Future<Output = Option<std::thread::Result<F::Output>>> + 'a {
-    let mut cancelled: Option<Pin<Box<WaitForCancellationFuture<'a>>>> = None;
+    let mut cancelled = None;
     std::future::poll_fn(move |cx| {
         if token.is_cancelled() {
             return Poll::Ready(None);
@@ -199,7 +198,7 @@ fn run_handler<'a, F: Future>(
 /// Boxed where it is awaited: the semaphore's waiting future would widen every request's.
 async fn wait_for_slot<'a>(
     slots: &'a Semaphore,
-    token: &CancellationToken,
+    token: &Cancellation,
 ) -> Option<Option<SemaphorePermit<'a>>> {
     tokio::select! {
         biased;
