@@ -37,14 +37,32 @@ pub struct EngineHandle {
 
 type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 
-type InFlight = Arc<Mutex<super::FastMap<RequestId, Cancellation>>>;
+/// What every request's future shares with the read loop, behind one `Arc`: one clone per
+/// request, where a handle of each was four (each an atomic increment and decrement).
+struct Core<H> {
+    handler: H,
+    /// The concurrency slots (`max_concurrent_requests`).
+    slots: Semaphore,
+    /// The requests being answered, by id: how each is cancelled.
+    in_flight: Mutex<super::FastMap<RequestId, Cancellation>>,
+    peer: Peer,
+}
+
+impl<H> Core<H> {
+    fn new(handler: H, peer: Peer, slots: usize) -> Arc<Self> {
+        Arc::new(Core {
+            handler,
+            slots: Semaphore::new(slots),
+            in_flight: Mutex::default(),
+            peer,
+        })
+    }
+}
 
 struct Loop<H> {
-    handler: Arc<H>,
+    core: Arc<Core<H>>,
     peer: Peer,
     config: EngineConfig,
-    in_flight: InFlight,
-    slots: Arc<Semaphore>,
     tracker: TaskTracker,
     closing: Cancellation,
     /// Whether a request's handler is first polled on the read loop (single-threaded
@@ -65,11 +83,9 @@ impl Engine {
             config.request_timeout,
         );
         let state = Loop {
-            handler: Arc::new(handler),
+            core: Core::new(handler, peer.clone(), config.max_concurrent_requests),
             peer: peer.clone(),
-            slots: Arc::new(Semaphore::new(config.max_concurrent_requests)),
             config,
-            in_flight: Arc::default(),
             tracker: TaskTracker::new(),
             closing: Cancellation::new(),
             inline: tokio::runtime::Handle::current().runtime_flavor()
@@ -127,7 +143,10 @@ impl<H: Handler> Loop<H> {
                     Step::Done => {}
                     Step::Request(work) => self.run_work(work).await,
                     Step::Notify(notification) => {
-                        self.handler.notification(notification, &self.peer).await;
+                        self.core
+                            .handler
+                            .notification(notification, &self.peer)
+                            .await;
                     }
                     Step::Rare(rare) => rare.await,
                 }
@@ -228,6 +247,7 @@ impl<H: Handler> Loop<H> {
         if graceful.is_err() {
             // Every running or waiting handler has its token in `in_flight`.
             let tokens: Vec<Cancellation> = self
+                .core
                 .in_flight
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -258,7 +278,10 @@ impl<H: Handler> Loop<H> {
                     let _ = tx.try_send(None);
                 }
                 if self.notification(&notification) {
-                    self.handler.notification(notification, &self.peer).await;
+                    self.core
+                        .handler
+                        .notification(notification, &self.peer)
+                        .await;
                 }
             }
             Message::Response(response) => {
@@ -275,7 +298,7 @@ impl<H: Handler> Loop<H> {
         entries: Vec<Result<Message, ferry_protocol::jsonrpc::Rejected>>,
         attachment: Option<super::transport::Attachment>,
     ) {
-        if !self.handler.accepts_batches() {
+        if !self.core.handler.accepts_batches() {
             let error = ErrorObject::invalid_request("JSON-RPC batches are not accepted here");
             self.write_error(error).await;
             return;
@@ -325,6 +348,7 @@ impl<H: Handler> Loop<H> {
                 }) = params
                 {
                     let token = self
+                        .core
                         .in_flight
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
@@ -384,11 +408,9 @@ fn test_loop<H: Handler>(handler: H) -> Loop<H> {
     let (outgoing, _rx) = mpsc::channel(1);
     let peer = Peer::new(outgoing, None, std::time::Duration::from_secs(1));
     Loop {
-        handler: Arc::new(handler),
+        core: Core::new(handler, peer.clone(), 1),
         peer,
-        slots: Arc::new(Semaphore::new(1)),
         config: EngineConfig::default(),
-        in_flight: Arc::default(),
         tracker: TaskTracker::new(),
         closing: Cancellation::new(),
         inline: true,

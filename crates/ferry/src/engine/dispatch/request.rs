@@ -37,7 +37,7 @@ impl<H: Handler> Loop<H> {
         let mut id = request.id.clone();
         if request.method == "ping"
             && self.config.answer_ping
-            && self.handler.engine_answers_ping(&request)
+            && self.core.handler.engine_answers_ping(&request)
         {
             let result =
                 ResultJson::from_value(&serde_json::json!({})).map_err(ErrorObject::internal_error);
@@ -51,7 +51,11 @@ impl<H: Handler> Loop<H> {
         // in `in_flight` instead.
         let token = Cancellation::new();
         let refused = {
-            let mut in_flight = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+            let mut in_flight = self
+                .core
+                .in_flight
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
             if in_flight.contains_key(&id) {
                 Some(ErrorObject::invalid_request(format!(
                     "request id {id} is already in flight"
@@ -82,13 +86,10 @@ impl<H: Handler> Loop<H> {
             peer: self.peer.clone(),
             attachment,
         };
-        let ordered = self.handler.in_order(&request.method);
-        let needs_slot = !self.handler.long_lived(&request.method);
-        let handler = Arc::clone(&self.handler);
-        let slots = Arc::clone(&self.slots);
-        let in_flight = Arc::clone(&self.in_flight);
-        let peer = self.peer.clone();
-        let related = peer.has_related();
+        let ordered = self.core.handler.in_order(&request.method);
+        let needs_slot = !self.core.handler.long_lived(&request.method);
+        let core = Arc::clone(&self.core);
+        let related = self.peer.has_related();
         let work: BoxFuture<'static, ()> = Box::pin(async move {
             let method = request.method.clone();
             // The handler's future is polled where it is pinned, by one poll function that
@@ -99,10 +100,10 @@ impl<H: Handler> Loop<H> {
                 // release are most of a semaphore's cost per request).
                 let _slot = if !needs_slot {
                     None
-                } else if let Ok(permit) = slots.try_acquire() {
+                } else if let Ok(permit) = core.slots.try_acquire() {
                     Some(permit)
                 } else {
-                    match Box::pin(wait_for_slot(&slots, &token)).await {
+                    match Box::pin(wait_for_slot(&core.slots, &token)).await {
                         Some(permit) => permit,
                         None => break 'outcome None,
                     }
@@ -112,7 +113,7 @@ impl<H: Handler> Loop<H> {
                     break 'outcome None;
                 }
                 let routed = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                    handler.request(request, context)
+                    core.handler.request(request, context)
                 }));
                 let future = match routed {
                     Ok(future) => std::pin::pin!(future),
@@ -120,7 +121,7 @@ impl<H: Handler> Loop<H> {
                 };
                 run_handler(&token, future, related.then_some(&mut id)).await
             };
-            in_flight
+            core.in_flight
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .remove(&id);
@@ -133,7 +134,7 @@ impl<H: Handler> Loop<H> {
                 Some(Ok(result)) => result,
                 Some(Err(panic)) => Err(panicked(&id, &method, panic)),
             };
-            respond_to(&peer, &responder, id, result).await;
+            respond_to(&core.peer, &responder, id, result).await;
         });
         if ordered {
             Work::Finish(work)
