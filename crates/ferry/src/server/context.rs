@@ -17,8 +17,9 @@ pub struct Context {
     /// The revision the caller speaks.
     pub version: ProtocolVersion,
     /// The request's `_meta` (progress token, and in the stateless era the client's
-    /// version, capabilities and identity).
-    pub meta: RequestMeta,
+    /// version, capabilities and identity). Shared: requests without one share an empty
+    /// one, so the context stays small as it is moved to the handler.
+    pub meta: Arc<RequestMeta>,
     /// Cancelled when the client cancels the request or hangs up.
     pub cancel: Cancellation,
     /// Present when the client asked for progress.

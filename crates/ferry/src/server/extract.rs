@@ -133,7 +133,7 @@ pub struct Meta(pub RequestMeta);
 
 impl FromContext for Meta {
     fn from_context(cx: &Context) -> Result<Self, ErrorObject> {
-        Ok(Meta(cx.meta.clone()))
+        Ok(Meta(RequestMeta::clone(&cx.meta)))
     }
 }
 
