@@ -46,9 +46,8 @@ impl<H: Handler> Loop<H> {
                 respond_to(&peer, &responder, id, result).await;
             }));
         }
-        // A token of its own, not a child of a connection-wide one: children cost a lock
-        // of the shared parent on creation and on drop. The shutdown cancels each token
-        // in `in_flight` instead.
+        // A cancellation of its own (no tree of tokens: see `Cancellation`); the shutdown
+        // cancels each one in `in_flight`.
         let token = Cancellation::new();
         let refused = {
             let mut in_flight = self
