@@ -61,7 +61,6 @@ impl<H> Core<H> {
 
 struct Loop<H> {
     core: Arc<Core<H>>,
-    peer: Peer,
     config: EngineConfig,
     tracker: TaskTracker,
     closing: Cancellation,
@@ -84,7 +83,6 @@ impl Engine {
         );
         let state = Loop {
             core: Core::new(handler, peer.clone(), config.max_concurrent_requests),
-            peer: peer.clone(),
             config,
             tracker: TaskTracker::new(),
             closing: Cancellation::new(),
@@ -145,7 +143,7 @@ impl<H: Handler> Loop<H> {
                     Step::Notify(notification) => {
                         self.core
                             .handler
-                            .notification(notification, &self.peer)
+                            .notification(notification, &self.core.peer)
                             .await;
                     }
                     Step::Rare(rare) => rare.await,
@@ -259,7 +257,7 @@ impl<H: Handler> Loop<H> {
             }
             self.tracker.wait().await;
         }
-        self.peer.close_all();
+        self.core.peer.close_all();
     }
 
     async fn message(
@@ -280,7 +278,7 @@ impl<H: Handler> Loop<H> {
                 if self.notification(&notification) {
                     self.core
                         .handler
-                        .notification(notification, &self.peer)
+                        .notification(notification, &self.core.peer)
                         .await;
                 }
             }
@@ -321,7 +319,7 @@ impl<H: Handler> Loop<H> {
             }
         }
         drop(tx);
-        let peer = self.peer.clone();
+        let peer = self.core.peer.clone();
         self.tracker.spawn(async move {
             let mut replies = Vec::with_capacity(expected);
             while let Some(reply) = rx.recv().await {
@@ -365,7 +363,7 @@ impl<H: Handler> Loop<H> {
                 let params: Result<ProgressNotificationParams, _> =
                     ferry_protocol::jsonrpc::parse_params(notification.params.as_deref());
                 // Progress of one of our own requests is the engine's alone.
-                !params.is_ok_and(|p| self.peer.route_progress(p))
+                !params.is_ok_and(|p| self.core.peer.route_progress(p))
             }
             _ => true,
         }
@@ -383,7 +381,7 @@ impl<H: Handler> Loop<H> {
                 return;
             }
         };
-        if !self.peer.resolve(&id, reply) {
+        if !self.core.peer.resolve(&id, reply) {
             tracing::debug!(%id, "late or unknown response dropped");
         }
     }
@@ -397,7 +395,7 @@ impl<H: Handler> Loop<H> {
     /// Send a frame the engine made itself (a refusal).
     async fn write_frame(&self, frame: serde_json::Result<Vec<u8>>) {
         if let Ok(frame) = frame {
-            let _ = self.peer.send_frame(frame).await;
+            let _ = self.core.peer.send_frame(frame).await;
         }
     }
 }
@@ -408,8 +406,7 @@ fn test_loop<H: Handler>(handler: H) -> Loop<H> {
     let (outgoing, _rx) = mpsc::channel(1);
     let peer = Peer::new(outgoing, None, std::time::Duration::from_secs(1));
     Loop {
-        core: Core::new(handler, peer.clone(), 1),
-        peer,
+        core: Core::new(handler, peer, 1),
         config: EngineConfig::default(),
         tracker: TaskTracker::new(),
         closing: Cancellation::new(),

@@ -240,7 +240,7 @@ async fn write_lines<W: AsyncWrite + Unpin>(
                 continue;
             }
         };
-        // None: the queue is closed and empty.
+        // 0: the queue is closed and empty.
         if received == 0 {
             break;
         }

@@ -41,7 +41,7 @@ impl<H: Handler> Loop<H> {
         {
             let result =
                 ResultJson::from_value(&serde_json::json!({})).map_err(ErrorObject::internal_error);
-            let peer = self.peer.clone();
+            let peer = self.core.peer.clone();
             return Work::Finish(Box::pin(async move {
                 respond_to(&peer, &responder, id, result).await;
             }));
@@ -70,25 +70,25 @@ impl<H: Handler> Loop<H> {
             }
         };
         if let Some(error) = refused {
-            let peer = self.peer.clone();
+            let peer = self.core.peer.clone();
             return Work::Finish(Box::pin(async move {
                 respond_to(&peer, &responder, id, Err(error)).await;
             }));
         }
         let progress = progress_token(request.params.as_deref())
-            .map(|t| ProgressReporter::new(t, self.peer.clone()));
+            .map(|t| ProgressReporter::new(t, self.core.peer.clone()));
         let context = RequestContext {
             id: id.clone(),
             cancel: token.clone(),
             closing: self.closing.clone(),
             progress: progress.clone(),
-            peer: self.peer.clone(),
+            peer: self.core.peer.clone(),
             attachment,
         };
         let ordered = self.core.handler.in_order(&request.method);
         let needs_slot = !self.core.handler.long_lived(&request.method);
         let core = Arc::clone(&self.core);
-        let related = self.peer.has_related();
+        let related = self.core.peer.has_related();
         let work: BoxFuture<'static, ()> = Box::pin(async move {
             let method = request.method.clone();
             // The handler's future is polled where it is pinned, by one poll function that
