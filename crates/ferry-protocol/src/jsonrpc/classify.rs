@@ -14,6 +14,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::id::RequestId;
+mod envelope;
+
 use super::message::{
     ErrorObject, ErrorResponse, JsonRpcVersion, Message, Notification, RawJson, Request, Response,
     ResultResponse,
@@ -202,53 +204,6 @@ fn is_null(raw: &RawValue) -> bool {
     raw.get() == "null"
 }
 
-/// The usual request or notification, its members typed as they are read: one pass,
-/// without reading `id` and `method` again from raw text. Anything else (a missing or
-/// unusual member, a response, an escape that does not decode) fails this parse, and
-/// [`classify_general`] decides, with the error the input deserves.
-///
-/// `jsonrpc` and `method` are borrowed `&str`s: one with an escape fails this parse (the
-/// general path decodes it), and the usual ones skip serde's `Cow` machinery.
-#[derive(Deserialize)]
-struct Plain<'a> {
-    jsonrpc: &'a str,
-    #[serde(default, deserialize_with = "some_id")]
-    id: Option<RequestId>,
-    method: &'a str,
-    #[serde(borrow, default, deserialize_with = "present")]
-    params: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    result: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    error: Option<&'a RawValue>,
-}
-
-/// A present id: `null` fails (a request id must not be null).
-fn some_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<RequestId>, D::Error> {
-    RequestId::deserialize(d).map(Some)
-}
-
-/// The message `text` holds when it is the usual request or notification (see [`Plain`]).
-fn classify_plain(text: &str) -> Option<Message> {
-    // serde's derive would also read a struct from an array.
-    if !text
-        .trim_start_matches([' ', '\t', '\r', '\n'])
-        .starts_with('{')
-    {
-        return None;
-    }
-    let plain: Plain<'_> = serde_json::from_str(text).ok()?;
-    if plain.jsonrpc != "2.0" || plain.result.is_some() || plain.error.is_some() {
-        return None;
-    }
-    let params = structured(plain.params).ok()?;
-    Some(request_or_notification(
-        plain.id,
-        method_name(Cow::Borrowed(plain.method)),
-        params,
-    ))
-}
-
 /// `params` copied out when it is an object or an array (`Err` when it is another value).
 fn structured(params: Option<&RawValue>) -> Result<Option<RawJson>, ()> {
     match params {
@@ -280,7 +235,7 @@ fn request_or_notification(
 }
 
 fn classify_one(text: &str) -> Result<Message, Rejected> {
-    match classify_plain(text) {
+    match envelope::read(text) {
         Some(message) => Ok(message),
         None => classify_general(text),
     }
@@ -431,20 +386,50 @@ fn classify_response(env: &Envelope<'_>) -> Result<Message, Rejected> {
 mod tests {
     use super::*;
 
-    /// Wherever the one-pass reading accepts input, the general one reads the same message;
-    /// everything it declines is left to the general one (covered by tests/malformed.rs).
+    /// Whether the envelope's own reading accepts `input`; where it does, the general
+    /// reading must read the same message.
+    fn agrees(input: &str) -> bool {
+        let Some(fast) = envelope::read(input) else {
+            return false;
+        };
+        assert_eq!(
+            format!("{:?}", Ok::<_, Rejected>(fast)),
+            format!("{:?}", classify_general(input)),
+            "{input}"
+        );
+        true
+    }
+
+    /// Everything the envelope's reading declines is left to the general one (covered by
+    /// tests/malformed.rs).
     #[test]
-    fn plain_reading_agrees_with_the_general_one() {
-        let inputs = [
+    fn the_envelope_reading_agrees_with_the_general_one() {
+        let accepted = [
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"method":"x/y","params":{},"jsonrpc":"2.0"}"#,
+            r#"  {"jsonrpc":"2.0","id":2,"method":"ping"}  "#,
+            "{ \"jsonrpc\" :\t\"2.0\" ,\r\n\"id\" : \"a b\" , \"method\":\"ping\",\"params\": [1, {\"a\": \"\\u0041\"}] }",
+            r#"{"jsonrpc":"2.0","id":0,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":-7,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":999999999999999999,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":-999999999999999999,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":"","method":"é"}"#,
+        ];
+        for input in accepted {
+            assert!(agrees(input), "not read by the envelope's reading: {input}");
+        }
+        let declined = [
             r#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"ping"}"#,
             r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1000000000000000000,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":-0,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":01,"method":"ping"}"#,
             r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1e2,"method":"ping"}"#,
             r#"{"jsonrpc":"2.0","id":"a\"b","method":"ping","params":[]}"#,
             r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
             r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#,
-            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-            r#"{"method":"x/y","params":{},"jsonrpc":"2.0"}"#,
             r#"{"jsonrpc":"2\u002e0","id":2,"method":"too\u006cs/list"}"#,
             r#"{"jsonrpc":"2.0","id":2,"method":"\ud800"}"#,
             r#"{"jsonrpc":"2.0","id":"\udc00","method":"ping"}"#,
@@ -453,33 +438,65 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":2,"method":5}"#,
             r#"{"jsonrpc":"2.0","id":2,"method":"ping","params":null}"#,
             r#"{"jsonrpc":"2.0","id":2,"method":"ping","params":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"ping","params":{"a":}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"ping","params":{}}x"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"ping",}"#,
             r#"{"jsonrpc":"2.0","id":2,"method":"ping","result":{}}"#,
             r#"{"jsonrpc":"2.0","id":2,"method":"ping","error":null}"#,
             r#"{"jsonrpc":"2.0","id":2,"id":3,"method":"ping"}"#,
             r#"{"jsonrpc":"2.0","id":2,"method":"ping","extra":[1,{"a":"\ud800"}]}"#,
             r#"{"jsonrpc":"2.0","id":2}"#,
+            r#"{"id":2,"method":"ping"}"#,
             r#"{"jsonrpc":"2.0","id":2,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"m\u0065thod":"ping"}"#,
+            "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"pi\u{1}ng\"}",
             r#"["2.0",1,"ping"]"#,
-            r#"  {"jsonrpc":"2.0","id":2,"method":"ping"}  "#,
+            "{}",
+            "",
         ];
-        for input in inputs {
-            if let Some(plain) = classify_plain(input) {
-                let general = classify_general(input);
-                assert_eq!(
-                    format!("{:?}", Ok::<_, Rejected>(plain)),
-                    format!("{general:?}"),
-                    "{input}"
-                );
-            }
+        for input in declined {
+            assert!(!agrees(input), "read by the envelope's reading: {input}");
         }
-        // The usual shapes take the one pass.
-        assert!(classify_plain(inputs[0]).is_some());
-        assert!(classify_plain(inputs[7]).is_some());
         // Escapes in `jsonrpc` or `method` are decoded by the general path.
-        assert!(classify_plain(inputs[9]).is_none());
-        match classify_one(inputs[9]) {
+        match classify_one(declined[10]) {
             Ok(Message::Request(r)) => assert_eq!(r.method, "tools/list"),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// Every input one byte away from a few messages (a byte deleted, replaced or
+    /// inserted, from an alphabet of JSON's structural bytes and a few others): wherever
+    /// the envelope's reading accepts one, the general reading reads the same message.
+    #[test]
+    fn the_envelope_reading_agrees_on_inputs_one_byte_away() {
+        let seeds = [
+            r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#,
+            r#"{"jsonrpc": "2.0", "id": "x", "method": "ping", "params": [1, -2.5e3, true, null]}"#,
+            r#"{"method":"notifications/progress","jsonrpc":"2.0","params":{"progress":1}}"#,
+        ];
+        let alphabet = b"\"\\{}[],: \t\n-019eE.aunlx\x01";
+        let mut accepted = 0;
+        for seed in seeds {
+            let bytes = seed.as_bytes();
+            let mut mutants = Vec::new();
+            for at in 0..=bytes.len() {
+                if at < bytes.len() {
+                    mutants.push([&bytes[..at], &bytes[at + 1..]].concat());
+                }
+                for &b in alphabet {
+                    if at < bytes.len() {
+                        mutants.push([&bytes[..at], &[b], &bytes[at + 1..]].concat());
+                    }
+                    mutants.push([&bytes[..at], &[b], &bytes[at..]].concat());
+                }
+            }
+            for mutant in mutants {
+                if let Ok(text) = std::str::from_utf8(&mutant) {
+                    accepted += usize::from(agrees(text));
+                }
+            }
+        }
+        // Not vacuous: many of the mutants (other ids, spaces, other strings) are read.
+        assert!(accepted > 500, "only {accepted} mutants were read");
     }
 }
