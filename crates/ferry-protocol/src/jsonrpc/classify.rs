@@ -15,6 +15,7 @@ use serde_json::value::RawValue;
 
 use super::id::RequestId;
 mod envelope;
+mod skim;
 
 use super::message::{
     ErrorObject, ErrorResponse, JsonRpcVersion, Message, Notification, RawJson, Request, Response,

@@ -145,12 +145,17 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// An object or an array, skimmed (and so validated) by serde_json and copied out raw.
+    /// An object or an array, validated and copied out raw: by [`skim`](super::skim) when
+    /// it can, else by serde_json.
     fn structured(&mut self) -> Option<RawJson> {
         if !matches!(self.peek()?, b'{' | b'[') {
             return None;
         }
         let rest = self.text.get(self.pos..)?;
+        if let Some(raw) = super::skim::structured(rest) {
+            self.pos += raw.get().len();
+            return Some(raw);
+        }
         let mut deserializer = serde_json::Deserializer::from_str(rest);
         let raw = <&RawValue>::deserialize(&mut deserializer).ok()?;
         // `rest` starts with the value (no whitespace to skip), so the value is its prefix.
