@@ -142,7 +142,7 @@ fn string_end(json: &[u8], mut pos: usize) -> Option<usize> {
 /// The index of the first quote, backslash or control character in `bytes`, eight bytes
 /// at a time (serde_json's own test for the same three: per byte it was ~4.5
 /// instructions, this is under 2).
-fn special_byte(bytes: &[u8]) -> Option<usize> {
+pub(super) fn special_byte(bytes: &[u8]) -> Option<usize> {
     const ONES: u64 = u64::MAX / 255;
     const HIGH: u64 = ONES << 7;
     let mut chunks = bytes.chunks_exact(8);
