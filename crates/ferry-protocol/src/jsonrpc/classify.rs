@@ -478,20 +478,7 @@ mod tests {
         let alphabet = b"\"\\{}[],: \t\n-019eE.aunlx\x01";
         let mut accepted = 0;
         for seed in seeds {
-            let bytes = seed.as_bytes();
-            let mut mutants = Vec::new();
-            for at in 0..=bytes.len() {
-                if at < bytes.len() {
-                    mutants.push([&bytes[..at], &bytes[at + 1..]].concat());
-                }
-                for &b in alphabet {
-                    if at < bytes.len() {
-                        mutants.push([&bytes[..at], &[b], &bytes[at + 1..]].concat());
-                    }
-                    mutants.push([&bytes[..at], &[b], &bytes[at..]].concat());
-                }
-            }
-            for mutant in mutants {
+            for mutant in skim::tests::one_byte_away(seed, alphabet) {
                 if let Ok(text) = std::str::from_utf8(&mutant) {
                     accepted += usize::from(agrees(text));
                 }

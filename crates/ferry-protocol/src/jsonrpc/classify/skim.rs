@@ -201,8 +201,27 @@ fn number_end(json: &[u8], mut pos: usize) -> Option<usize> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+
+    /// Every text one byte away from `seed`: each byte deleted, and each byte of `alphabet`
+    /// put in place of each byte and inserted before each (and at the end).
+    pub(in crate::jsonrpc::classify) fn one_byte_away(seed: &str, alphabet: &[u8]) -> Vec<Vec<u8>> {
+        let bytes = seed.as_bytes();
+        let mut texts = Vec::new();
+        for at in 0..=bytes.len() {
+            if at < bytes.len() {
+                texts.push([&bytes[..at], &bytes[at + 1..]].concat());
+            }
+            for &b in alphabet {
+                if at < bytes.len() {
+                    texts.push([&bytes[..at], &[b], &bytes[at + 1..]].concat());
+                }
+                texts.push([&bytes[..at], &[b], &bytes[at..]].concat());
+            }
+        }
+        texts
+    }
 
     /// What serde_json finds: the end of the one value at the start of `text`.
     fn serde_end(text: &str) -> Option<usize> {
@@ -297,20 +316,7 @@ mod tests {
         let alphabet = b"\"\\{}[],: \t\n-+019eE.tfnulrsx/\x01";
         let mut accepted = 0;
         for seed in seeds {
-            let bytes = seed.as_bytes();
-            let mut texts = Vec::new();
-            for at in 0..=bytes.len() {
-                if at < bytes.len() {
-                    texts.push([&bytes[..at], &bytes[at + 1..]].concat());
-                }
-                for &b in alphabet {
-                    if at < bytes.len() {
-                        texts.push([&bytes[..at], &[b], &bytes[at + 1..]].concat());
-                    }
-                    texts.push([&bytes[..at], &[b], &bytes[at..]].concat());
-                }
-            }
-            for text in texts {
+            for text in one_byte_away(seed, alphabet) {
                 let Ok(text) = std::str::from_utf8(&text) else {
                     continue;
                 };
