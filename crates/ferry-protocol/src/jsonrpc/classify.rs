@@ -1,8 +1,10 @@
 //! Classification of untrusted input: one line in, a valid message or the exact error
 //! response it deserves out. Never panics.
 //!
-//! The input is parsed once into an envelope of borrowed raw members, each member is then
-//! checked by JSON-RPC 2.0's rules, and only `params` / `result` are copied out, still raw.
+//! The usual request or notification is read in one pass by hand ([`envelope`], with the
+//! params validated by [`skim`]); anything else, or anything that reading declines, is
+//! parsed into an envelope of borrowed raw members, each member then checked by JSON-RPC
+//! 2.0's rules, and only `params` / `result` are copied out, still raw.
 
 // `Rejected` (an error response) is large, but it is the rare path and is moved once;
 // boxing it would add an allocation to the path without saving one.
@@ -13,10 +15,10 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::id::RequestId;
 mod envelope;
 mod skim;
 
+use super::id::RequestId;
 use super::message::{
     ErrorObject, ErrorResponse, JsonRpcVersion, Message, Notification, RawJson, Request, Response,
     ResultResponse,
@@ -235,6 +237,7 @@ fn request_or_notification(
     }
 }
 
+/// One message: the envelope's own reading first, the general one for what it declines.
 fn classify_one(text: &str) -> Result<Message, Rejected> {
     match envelope::read(text) {
         Some(message) => Ok(message),

@@ -5,8 +5,8 @@
 //! (callgrind, release build), ~100 for each key and string value in serde_json's string
 //! reader alone: about a seventh of all the work a server does per call. The envelope has
 //! four known keys and short values, so this reads them directly and leaves the one value
-//! that needs a full JSON reader, `params`, to serde_json (it is skimmed and validated
-//! exactly as before). The figure after the change is in bench/results/profile.md.
+//! that needs a full JSON reader, `params`, to the skim of [`skim`](super::skim) (serde_json
+//! where that declines). The figures after the change are in bench/results/profile.md.
 //!
 //! It accepts only what it fully understands: the four members at most once each, `jsonrpc`
 //! spelled `"2.0"`, `method` and a string `id` without escapes or control characters, an
