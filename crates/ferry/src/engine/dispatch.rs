@@ -76,8 +76,12 @@ impl Engine {
         handler: H,
         config: EngineConfig,
     ) -> EngineHandle {
-        let peer = Peer::new(
+        let peer = Peer::with_inline(
             transport.outgoing,
+            transport
+                .writer
+                .as_ref()
+                .map(super::transport::Writer::inline),
             transport.related,
             config.request_timeout,
         );

@@ -24,6 +24,7 @@ mod child;
 mod config;
 mod dispatch;
 mod incoming;
+mod lines;
 mod peer;
 mod progress;
 pub(crate) mod related;

@@ -13,6 +13,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, oneshot};
 
+use super::lines::InlineWrite;
 use super::related::RelatedSink;
 use super::transport::Frame;
 
@@ -49,6 +50,9 @@ struct Pending {
 
 pub(crate) struct Shared {
     pub(crate) out: mpsc::Sender<Frame>,
+    /// The byte stream behind `out`, written inline while nothing is queued (line
+    /// transports; see `engine::lines`).
+    inline: Option<Arc<dyn InlineWrite>>,
     /// Told which request a handler-sent frame belongs to (HTTP transports).
     related: Option<RelatedSink>,
     pending: Mutex<super::FastMap<RequestId, Pending>>,
@@ -88,14 +92,27 @@ pub struct CallOptions {
 }
 
 impl Peer {
+    /// A peer writing to `out` only (unit tests).
+    #[cfg(test)]
     pub(crate) fn new(
         out: mpsc::Sender<Frame>,
+        related: Option<RelatedSink>,
+        default_timeout: Duration,
+    ) -> Self {
+        Self::with_inline(out, None, related, default_timeout)
+    }
+
+    /// [`Peer::new`] with the stream behind `out`, written inline when it can be.
+    pub(crate) fn with_inline(
+        out: mpsc::Sender<Frame>,
+        inline: Option<Arc<dyn InlineWrite>>,
         related: Option<RelatedSink>,
         default_timeout: Duration,
     ) -> Self {
         Peer {
             shared: Arc::new(Shared {
                 out,
+                inline,
                 related,
                 pending: Mutex::default(),
                 next_id: AtomicI64::new(1),
@@ -266,6 +283,14 @@ impl Peer {
 
     pub(crate) async fn send_frame(&self, frame: Frame) -> Result<(), CallError> {
         self.note_related(&frame);
+        // Written at once when nothing waits before it (no writer task's wake-up).
+        let frame = match &self.shared.inline {
+            Some(inline) => match inline.write_now(frame, &self.shared.out) {
+                Ok(()) => return Ok(()),
+                Err(frame) => frame,
+            },
+            None => frame,
+        };
         // A free place taken at once: the waiting `send` (its semaphore future, queue node
         // and waker) only when the queue is full.
         match self.shared.out.try_send(frame) {

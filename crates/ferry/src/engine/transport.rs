@@ -4,14 +4,17 @@
 //! Every concrete transport (stdio, a child process, in-memory, an HTTP session) pumps
 //! frames into and out of these channels, so the engine knows no I/O.
 
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use std::sync::Arc;
+
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
 
 use ferry_protocol::jsonrpc::Message;
 
+use super::cancel::Cancellation;
 use super::incoming::Incoming;
+use super::lines::{InlineWrite, LineWriter, write_lines};
 use super::related::RelatedSink;
 
 /// One complete JSON text.
@@ -135,10 +138,17 @@ pub struct Transport {
 }
 
 /// The task that writes a transport's outgoing frames.
-#[derive(Debug)]
 pub struct Writer {
-    close: CancellationToken,
+    close: Cancellation,
     task: JoinHandle<()>,
+    /// The stream, for the engine's responses written inline (see `lines`).
+    inline: Arc<dyn InlineWrite>,
+}
+
+impl std::fmt::Debug for Writer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Writer").finish_non_exhaustive()
+    }
 }
 
 impl Writer {
@@ -149,6 +159,11 @@ impl Writer {
         if tokio::time::timeout(grace, self.task).await.is_err() {
             tracing::debug!("the transport writer did not finish within {grace:?}");
         }
+    }
+
+    /// The stream, for frames written inline when nothing waits before them.
+    pub(crate) fn inline(&self) -> Arc<dyn InlineWrite> {
+        self.inline.clone()
     }
 }
 
@@ -187,19 +202,26 @@ impl Transport {
     /// Reading enforces `max_frame_bytes` without buffering more than that: an oversized
     /// line is skipped to its newline and reported as [`TransportEvent::Oversized`]. The
     /// writer writes every frame already queued before flushing, so a burst of responses
-    /// costs one write. `queue` bounds the frames waiting to be written.
+    /// costs one write. `queue` bounds the frames waiting to be written. An engine on this
+    /// transport writes its responses at once, without the writer task, while nothing is
+    /// queued before them.
     pub fn lines<R, W>(reader: R, writer: W, max_frame_bytes: usize, queue: usize) -> Transport
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let (out_tx, out_rx) = mpsc::channel(queue);
-        let close = CancellationToken::new();
-        let task = tokio::spawn(write_lines(writer, out_rx, close.clone()));
+        let close = Cancellation::new();
+        let line = LineWriter::new(writer);
+        let task = tokio::spawn(write_lines(line.clone(), out_rx, close.clone()));
         Transport {
             incoming: Incoming::lines(reader, max_frame_bytes),
             outgoing: out_tx,
-            writer: Some(Writer { close, task }),
+            writer: Some(Writer {
+                close,
+                task,
+                inline: line,
+            }),
             related: None,
         }
     }
@@ -211,53 +233,4 @@ async fn forward(mut rx: mpsc::Receiver<Frame>, tx: mpsc::Sender<TransportEvent>
             break;
         }
     }
-}
-
-async fn write_lines<W: AsyncWrite + Unpin>(
-    mut writer: W,
-    mut rx: mpsc::Receiver<Frame>,
-    close: CancellationToken,
-) {
-    // Grows to the largest burst written at once, and is kept: 64 KiB up front were heap
-    // pages every process touched at start-up, for writes that are mostly one small frame.
-    let mut buf = Vec::with_capacity(4 * 1024);
-    // Made once: a `cancelled()` future made per wait registered with the token and
-    // unregistered again (a lock each) at every frame written.
-    let closing = close.cancelled();
-    tokio::pin!(closing);
-    // Every frame queued is taken at once: `recv_many` gives the queue's places back in
-    // one go, where a `recv` per frame took the channel semaphore's lock for each (~140
-    // instructions per pipelined response, callgrind).
-    let limit = rx.max_capacity();
-    let mut frames = Vec::new();
-    loop {
-        let received = tokio::select! {
-            biased;
-            received = rx.recv_many(&mut frames, limit) => received,
-            () = &mut closing, if !rx.is_closed() => {
-                // Refuse new frames; the ones already queued are still received.
-                rx.close();
-                continue;
-            }
-        };
-        // 0: the queue is closed and empty.
-        if received == 0 {
-            break;
-        }
-        buf.clear();
-        for frame in frames.drain(..) {
-            buf.extend_from_slice(&frame);
-            buf.push(b'\n');
-        }
-        if let Err(e) = async {
-            writer.write_all(&buf).await?;
-            writer.flush().await
-        }
-        .await
-        {
-            tracing::debug!("transport write failed: {e}");
-            break;
-        }
-    }
-    let _ = writer.shutdown().await;
 }
