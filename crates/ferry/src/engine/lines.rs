@@ -3,8 +3,9 @@
 //! from the task that made them, while that task is idle.
 //!
 //! Why both: a response queued on the channel wakes the writer task, which is scheduled
-//! and polled to write it: ~0.5k instructions and ~30 hot code lines of a sequential
-//! `tools/call` (callgrind), where the response could have been written where it was made.
+//! and polled to write it, where the response could have been written where it was made:
+//! written inline, a sequential `tools/call` takes ~1k instructions fewer (callgrind,
+//! release build: 10.46k -> 9.49k; the system calls are the same).
 //! [`LineWriter::write_now`] does that when nothing else is waiting to be written (no
 //! frame queued, the task not busy): a non-blocking write; a frame the stream does not take
 //! whole is finished by the task before anything after it.
