@@ -439,6 +439,67 @@ async fn line_transport_frames_and_limits() {
         .expect("no panic");
 }
 
+/// A byte stream that keeps what is written and counts the writes.
+#[derive(Clone, Default)]
+struct CountingWriter {
+    bytes: Arc<std::sync::Mutex<Vec<u8>>>,
+    writes: Arc<AtomicUsize>,
+}
+
+impl tokio::io::AsyncWrite for CountingWriter {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        self.writes.fetch_add(1, Ordering::SeqCst);
+        self.bytes.lock().expect("lock").extend_from_slice(buf);
+        std::task::Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+/// Requests read in one burst are answered in a few writes, not one per response (a
+/// system call each on a pipe).
+#[tokio::test]
+async fn a_burst_of_requests_is_answered_in_a_few_writes() {
+    let mut burst = Vec::new();
+    for id in 0..32 {
+        burst.extend_from_slice(
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"echo\",\"params\":[{id}]}}\n")
+                .as_bytes(),
+        );
+    }
+    let out = CountingWriter::default();
+    let transport = Transport::lines(std::io::Cursor::new(burst), out.clone(), 1 << 20, 64);
+    let engine = Engine::start(transport, TestHandler::default(), EngineConfig::default());
+    tokio::time::timeout(Duration::from_secs(5), engine.task)
+        .await
+        .expect("engine ends on EOF")
+        .expect("no panic");
+    let text = String::from_utf8(out.bytes.lock().expect("lock").clone()).expect("utf-8");
+    let ids: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).expect("json")["id"].clone())
+        .collect();
+    assert_eq!(ids, (0..32).map(|id| json!(id)).collect::<Vec<_>>());
+    let writes = out.writes.load(Ordering::SeqCst);
+    assert!(writes <= 4, "{writes} writes for 32 responses");
+}
+
 #[tokio::test]
 async fn hang_up_cancels_in_flight_work_after_the_grace_period() {
     let stopped = Arc::new(AtomicBool::new(false));

@@ -139,6 +139,10 @@ impl<H: Handler> Loop<H> {
                 max_message_bytes: self.config.max_message_bytes,
             };
             while let Some(event) = incoming.recv().await {
+                // Responses to a burst read at once go out in one write.
+                if let Some(writer) = &writer {
+                    writer.hold_inline(incoming.has_buffered());
+                }
                 // Taken synchronously; only then awaited (a match awaiting in its arms
                 // would keep the whole event in this future's state).
                 match self.take(event, &limits, &mut incoming) {

@@ -69,6 +69,15 @@ impl Incoming {
         }
     }
 
+    /// Whether bytes from the peer are read and not yet consumed (line-framed streams
+    /// only): more of a burst is to come without waiting.
+    pub(crate) fn has_buffered(&self) -> bool {
+        match &self.0 {
+            Source::Channel(_) => false,
+            Source::Lines(lines) => lines.at < lines.buf.len(),
+        }
+    }
+
     /// The next event if one is ready now.
     pub fn try_recv(&mut self) -> Result<TransportEvent, TryRecvError> {
         match &mut self.0 {

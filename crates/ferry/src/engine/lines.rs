@@ -10,6 +10,11 @@
 //! frame queued, the task not busy): a non-blocking write; a frame the stream does not take
 //! whole is finished by the task before anything after it.
 //!
+//! Not while more of the peer's input is buffered (the read loop says so through
+//! [`InlineWrite::hold`]): a burst of requests read at once is answered by one write of
+//! the task, where writing each response inline was a system call per response (a
+//! pipelined client pinned to the server's CPU got a third fewer calls per second).
+//!
 //! Order: senders of the channel never write themselves; a frame is written inline only if
 //! the channel is empty and the task holds nothing unwritten, both checked under the lock
 //! the task takes frames from the channel under. So a sender's frames keep their order
@@ -18,6 +23,7 @@
 use std::future::poll_fn;
 use std::io;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 
@@ -32,11 +38,17 @@ pub(crate) trait InlineWrite: Send + Sync {
     /// Write `frame` and its newline now, if nothing is waiting to be written before it
     /// (`out` is the channel the writer task reads): `Err(frame)` when it must be queued.
     fn write_now(&self, frame: Frame, out: &mpsc::Sender<Frame>) -> Result<(), Frame>;
+
+    /// While `held`, nothing is written inline: the peer's input has more buffered, whose
+    /// responses should go out together with this one.
+    fn hold(&self, held: bool);
 }
 
 /// The stream and what the writer task and inline writers share about it.
 pub(crate) struct LineWriter<W> {
     state: Mutex<State<W>>,
+    /// See [`InlineWrite::hold`]; outside the lock, as it is set for every message read.
+    held: AtomicBool,
 }
 
 struct State<W> {
@@ -64,6 +76,7 @@ impl<W: AsyncWrite + Unpin + Send> LineWriter<W> {
                 closed: false,
                 waker: None,
             }),
+            held: AtomicBool::new(false),
         })
     }
 
@@ -146,6 +159,9 @@ impl<W: AsyncWrite + Unpin + Send> LineWriter<W> {
 
 impl<W: AsyncWrite + Unpin + Send> InlineWrite for LineWriter<W> {
     fn write_now(&self, mut frame: Frame, out: &mpsc::Sender<Frame>) -> Result<(), Frame> {
+        if self.held.load(Ordering::Relaxed) {
+            return Err(frame);
+        }
         let mut state = self.lock();
         if state.busy || state.closed || out.capacity() != out.max_capacity() {
             return Err(frame);
@@ -179,6 +195,10 @@ impl<W: AsyncWrite + Unpin + Send> InlineWrite for LineWriter<W> {
             }
         }
         Ok(())
+    }
+
+    fn hold(&self, held: bool) {
+        self.held.store(held, Ordering::Relaxed);
     }
 }
 
@@ -303,5 +323,17 @@ mod tests {
             line.write_now(b"second".to_vec(), &tx),
             Err(b"second".to_vec())
         );
+    }
+
+    /// A held writer writes nothing inline until released.
+    #[tokio::test]
+    async fn nothing_is_written_inline_while_held() {
+        let (ours, _theirs) = tokio::io::duplex(1024);
+        let line = LineWriter::new(ours);
+        let (tx, _rx) = mpsc::channel(4);
+        line.hold(true);
+        assert_eq!(line.write_now(b"held".to_vec(), &tx), Err(b"held".to_vec()));
+        line.hold(false);
+        assert!(line.write_now(b"free".to_vec(), &tx).is_ok());
     }
 }

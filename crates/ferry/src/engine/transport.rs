@@ -165,6 +165,12 @@ impl Writer {
     pub(crate) fn inline(&self) -> Arc<dyn InlineWrite> {
         self.inline.clone()
     }
+
+    /// Whether the peer's input has more buffered: then nothing is written inline (see
+    /// [`InlineWrite::hold`]).
+    pub(crate) fn hold_inline(&self, held: bool) {
+        self.inline.hold(held);
+    }
 }
 
 impl Transport {
