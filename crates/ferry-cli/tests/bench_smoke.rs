@@ -1,5 +1,5 @@
 //! The benchmark harness cannot rot: `bench/run --smoke` (a few hundred calls per server,
-//! debug builds) measures every server of the suite — the floor, Ferry (here the `ferry`
+//! debug builds) measures every server of the suite — the floor (and its loop on tokio), Ferry (here the `ferry`
 //! binary under test: `ferry serve` and `ferry serve --http`), rmcp, the TypeScript and
 //! Python SDKs (installed by the script from npm and PyPI) — and writes its table and chart.
 //! The figures of a smoke run mean nothing; only that every row is there.
@@ -30,6 +30,7 @@ fn bench_run_smoke_measures_every_server() {
     let runs = std::fs::read_to_string(out.join("runs.jsonl")).expect("runs.jsonl");
     for (server, kind) in [
         ("floor", "stdio"),
+        ("floor-tokio", "stdio"),
         ("ferry", "stdio"),
         ("rmcp-stdio", "stdio"),
         ("rmcp-pipes", "stdio"),
@@ -61,6 +62,7 @@ fn bench_run_smoke_measures_every_server() {
     let table = std::fs::read_to_string(out.join("results.md")).expect("results.md");
     for row in [
         "| Ferry |",
+        "| floor on tokio (current_thread) |",
         "| rmcp `stdio_pipes()` |",
         "| Python SDK |",
         "stdio pipelined >= 2.0x",

@@ -9,6 +9,7 @@ use crate::Runs;
 /// Servers measured on stdio and on HTTP, with the names the tables show.
 pub(crate) const STDIO: &[(&str, &str)] = &[
     ("floor", "floor (serde_json only)"),
+    ("floor-tokio", "floor on tokio (current_thread)"),
     ("ferry", "Ferry"),
     ("rmcp-stdio", "rmcp `stdio()`"),
     ("rmcp-pipes", "rmcp `stdio_pipes()`"),
@@ -274,6 +275,27 @@ fn targets(runs: &Runs) -> String {
         &|v| v <= 8.0,
         " KiB",
     );
+    // What any tokio server pays (the floor's loop on a current-thread runtime): not a
+    // target, shown beside them to tell the runtime's share from Ferry's.
+    let tokio = |kind: &str, path: &str| runs.paired_ratio("floor-tokio", "floor", kind, path);
+    if let (Some(pipelined), Some(sequential), Some(cold)) = (
+        tokio("stdio-pinned", "pipelined/calls_per_s"),
+        tokio("stdio-pinned", "sequential/calls_per_s"),
+        tokio("stdio-pinned", "cold_start_ms"),
+    ) {
+        let ferry = |path: &str| runs.paired_ratio("ferry", "floor-tokio", "stdio-pinned", path);
+        let show = |v: Option<f64>| v.map_or_else(|| "—".into(), |v| format!("{v:.2}x"));
+        let _ = writeln!(
+            md,
+            "\nThe floor's own loop on tokio (`floor on tokio`, a current-thread runtime with \
+             stdin and stdout on its reactor), pinned, against the floor: pipelined \
+             {pipelined:.2}x, sequential {sequential:.2}x, cold start {cold:.2}x; Ferry against \
+             it: pipelined {}, sequential {}, cold start {}.",
+            show(ferry("pipelined/calls_per_s")),
+            show(ferry("sequential/calls_per_s")),
+            show(ferry("cold_start_ms")),
+        );
+    }
     // Ferry's default answers (one JSON object when the response comes first): not the
     // targets' wording, shown beside them.
     let default = |path: &str, other: &str| -> Option<f64> {
