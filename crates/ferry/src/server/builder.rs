@@ -11,14 +11,13 @@ use ferry_protocol::types::{
     CacheScope, Implementation, JsonObject, Prompt, PromptsCapability, Resource, ResourceTemplate,
     ResourcesCapability, ServerCapabilities, Tool, ToolsCapability,
 };
-use indexmap::IndexMap;
 use tokio::sync::broadcast;
 
 use super::completion::{Completers, CompletionRequest, Target, completer};
 use super::context::Context;
 use super::extract::HandlerFn;
 use super::prompts::{IntoPromptResult, PromptEntry, typed_prompt};
-use super::registry::{Change, Registry, change_feed};
+use super::registry::{Change, Entries, Registry, change_feed};
 use super::request_state::{DEFAULT_REQUEST_STATE_TTL, Sealer};
 use super::resources::{
     ReadResult, ResourceEntry, TemplateEntry, TemplateVars, static_reader, template_reader,
@@ -101,7 +100,7 @@ impl std::fmt::Debug for ServerBuilder {
     }
 }
 
-fn insert_new<T>(map: &mut IndexMap<String, T>, kind: &str, name: String, entry: T) {
+fn insert_new<T>(map: &mut Entries<T>, kind: &str, name: String, entry: T) {
     assert!(
         !map.contains_key(&name),
         "{kind} {name:?} is registered twice"
@@ -120,10 +119,10 @@ impl Server {
                 engine: EngineConfig::default(),
                 page_size: DEFAULT_PAGE_SIZE,
                 logging: false,
-                tools: Registry::new(IndexMap::new()),
-                resources: Registry::new(IndexMap::new()),
-                templates: Registry::new(IndexMap::new()),
-                prompts: Registry::new(IndexMap::new()),
+                tools: Registry::new(Entries::default()),
+                resources: Registry::new(Entries::default()),
+                templates: Registry::new(Entries::default()),
+                prompts: Registry::new(Entries::default()),
                 completers: Completers::new(),
                 changes: change_feed(),
                 sealer: Sealer::new(None, DEFAULT_REQUEST_STATE_TTL),

@@ -6,10 +6,15 @@ use std::sync::{Arc, RwLock};
 use indexmap::IndexMap;
 use tokio::sync::broadcast;
 
+/// A registry's entries by name, in registration order. Hashed with foldhash rather than
+/// std's SipHash: every `tools/call`, `prompts/get` and `resources/read` looks a name up
+/// (names are the server's own; a client's lookups cannot fill the table with collisions).
+pub(crate) type Entries<T> = IndexMap<String, T, foldhash::fast::RandomState>;
+
 /// A snapshot of one registry: the entries in registration order and a generation number
 /// that changes with every edit (it keys pagination cursors).
 pub(crate) struct Snapshot<T> {
-    pub(crate) entries: Arc<IndexMap<String, T>>,
+    pub(crate) entries: Arc<Entries<T>>,
     pub(crate) generation: u64,
 }
 
@@ -30,7 +35,7 @@ pub(crate) struct Registry<T> {
 }
 
 impl<T: Clone> Registry<T> {
-    pub(crate) fn new(entries: IndexMap<String, T>) -> Self {
+    pub(crate) fn new(entries: Entries<T>) -> Self {
         Registry {
             current: RwLock::new(Snapshot {
                 entries: Arc::new(entries),
@@ -53,7 +58,7 @@ impl<T: Clone> Registry<T> {
 
     /// Look at the current entries under the read lock (no snapshot taken): `look` must be
     /// quick.
-    pub(crate) fn read<R>(&self, look: impl FnOnce(&IndexMap<String, T>) -> R) -> R {
+    pub(crate) fn read<R>(&self, look: impl FnOnce(&Entries<T>) -> R) -> R {
         look(
             &self
                 .current
@@ -64,7 +69,7 @@ impl<T: Clone> Registry<T> {
     }
 
     /// Apply `edit` to a copy and publish it; returns `edit`'s answer.
-    pub(crate) fn edit<R>(&self, edit: impl FnOnce(&mut IndexMap<String, T>) -> R) -> R {
+    pub(crate) fn edit<R>(&self, edit: impl FnOnce(&mut Entries<T>) -> R) -> R {
         let mut current = self.current.write().unwrap_or_else(|e| e.into_inner());
         let mut entries = (*current.entries).clone();
         let answer = edit(&mut entries);
