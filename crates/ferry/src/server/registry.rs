@@ -68,15 +68,14 @@ impl<T: Clone> Registry<T> {
         )
     }
 
-    /// Apply `edit` to a copy and publish it; returns `edit`'s answer.
+    /// Apply `edit` and publish the result; returns `edit`'s answer. The entries are
+    /// copied only while a snapshot of them is held (`Arc::make_mut`): a builder adding
+    /// tools one by one edits in place (copying on every edit made building a server of
+    /// n tools O(n²): ~1M of the 4.8M instructions of `ferry serve`'s start with 17).
     pub(crate) fn edit<R>(&self, edit: impl FnOnce(&mut Entries<T>) -> R) -> R {
         let mut current = self.current.write().unwrap_or_else(|e| e.into_inner());
-        let mut entries = (*current.entries).clone();
-        let answer = edit(&mut entries);
-        *current = Snapshot {
-            entries: Arc::new(entries),
-            generation: current.generation + 1,
-        };
+        let answer = edit(Arc::make_mut(&mut current.entries));
+        current.generation += 1;
         answer
     }
 }
@@ -102,4 +101,35 @@ pub(crate) enum Change {
 /// 12 KiB, three fresh pages at every start for changes most servers never make).
 pub(crate) fn change_feed() -> broadcast::Sender<Change> {
     broadcast::channel(64).0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(snapshot: &Snapshot<u32>) -> Vec<&str> {
+        snapshot.entries.keys().map(String::as_str).collect()
+    }
+
+    #[test]
+    fn a_snapshot_keeps_what_it_saw_and_an_edit_copies_only_then() {
+        let registry = Registry::new(Entries::default());
+        registry.edit(|m| m.insert("a".to_owned(), 1));
+        let before = registry.snapshot();
+        registry.edit(|m| {
+            m.insert("b".to_owned(), 2);
+            m.shift_remove("a");
+        });
+        let after = registry.snapshot();
+        assert_eq!(names(&before), ["a"]);
+        assert_eq!(names(&after), ["b"]);
+        assert!(after.generation > before.generation);
+
+        // No snapshot held: edited in place, not copied.
+        drop((before, after));
+        let at = registry.read(std::ptr::from_ref);
+        registry.edit(|m| m.insert("c".to_owned(), 3));
+        assert_eq!(registry.read(std::ptr::from_ref), at);
+        assert_eq!(names(&registry.snapshot()), ["b", "c"]);
+    }
 }
