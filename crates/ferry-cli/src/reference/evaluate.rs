@@ -35,7 +35,7 @@ mod report;
 mod sandbox;
 mod sessions;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use ferry::protocol::types::CallToolResult;
@@ -94,7 +94,9 @@ struct EvaluateArgs {
 /// Register `evaluate`, with its own session store.
 pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
     let sessions = Arc::new(Sessions::new(MAX_SESSIONS));
-    let package = StandardPackage::new().as_shared_module();
+    // Made by the first evaluation: ~0.7M instructions (and as many to drop it at exit)
+    // that a server whose clients never evaluate would spend at every start.
+    let package = Arc::new(OnceLock::new());
     builder.tool(
         "evaluate",
         "Evaluate Rhai code in a persistent session: variables (`let x = 40;`) and functions \
@@ -104,7 +106,7 @@ pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
          limited.",
         move |args: EvaluateArgs, cx: ToolContext| {
             let sessions = Arc::clone(&sessions);
-            let package = package.clone();
+            let package = Arc::clone(&package);
             async move { evaluate(&sessions, package, args.code, cx).await }
         },
     )
@@ -113,7 +115,7 @@ pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
 /// Run `code` in the caller's session on a thread of its own.
 async fn evaluate(
     sessions: &Sessions,
-    package: rhai::Shared<rhai::Module>,
+    package: Arc<OnceLock<rhai::Shared<rhai::Module>>>,
     code: String,
     cx: ToolContext,
 ) -> CallToolResult {
@@ -136,6 +138,9 @@ async fn evaluate(
         .name("ferry-evaluate".into())
         .stack_size(STACK_BYTES)
         .spawn(move || {
+            let package = package
+                .get_or_init(|| StandardPackage::new().as_shared_module())
+                .clone();
             let deadline = Instant::now() + TIME_LIMIT;
             let (engine, output) =
                 sandbox::engine(package, deadline, move || cancel.is_cancelled());
