@@ -247,7 +247,7 @@ fn check(
     let schema = tools
         .as_ref()
         .zip(name.as_deref())
-        .and_then(|(tools, name)| tools.entries.get(name).map(|e| &e.tool.input_schema));
+        .and_then(|(tools, name)| tools.entries.get(name).map(|e| &e.tool().input_schema));
     headers::validate(&parts.headers, method, checked, schema)?;
     let listen = method == "subscriptions/listen";
     Ok(Plan {

@@ -276,7 +276,7 @@ impl Server {
             logging: inner.logging.then(Default::default),
             tasks: {
                 let tools = inner.tools.snapshot();
-                let tools: Vec<_> = tools.entries.values().map(|e| &e.tool).collect();
+                let tools: Vec<_> = tools.entries.values().map(|e| e.head()).collect();
                 tasks::capability(&tools)
             },
             ..Default::default()
@@ -310,7 +310,7 @@ impl Server {
     pub(crate) fn offers_tasks(&self) -> bool {
         self.inner
             .tools
-            .read(|tools| tools.values().any(|e| tasks::supports_tasks(&e.tool)))
+            .read(|tools| tools.values().any(|e| tasks::supports_tasks(e.head())))
     }
 }
 

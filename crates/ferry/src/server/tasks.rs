@@ -198,7 +198,7 @@ pub(crate) fn start(
             params.name
         )));
     };
-    if support(&entry.tool) == TaskSupport::Forbidden {
+    if support(entry.head()) == TaskSupport::Forbidden {
         return Err(ErrorObject::method_not_found(&format!(
             "tools/call of {:?} as a task (the tool does not support tasks)",
             params.name

@@ -2,7 +2,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use ferry_protocol::jsonrpc::ErrorObject;
 use ferry_protocol::types::{CallToolResult, ContentBlock, JsonObject, ListToolsResult, Tool};
@@ -104,8 +104,55 @@ impl Finish {
 /// A registered tool.
 #[derive(Clone)]
 pub(crate) struct ToolEntry {
-    pub(crate) tool: Tool,
+    /// The tool as registered: for a typed tool without its derived schemas (see
+    /// [`tool`](Self::tool)).
+    head: Tool,
+    /// A typed tool's schemas, written into a copy of `head` on first use.
+    schemas: Option<fn(&mut Tool)>,
+    /// That copy.
+    full: OnceLock<Tool>,
     pub(crate) run: ToolFn,
+}
+
+impl ToolEntry {
+    fn new(head: Tool, schemas: Option<fn(&mut Tool)>, run: ToolFn) -> Self {
+        ToolEntry {
+            head,
+            schemas,
+            full: OnceLock::new(),
+            run,
+        }
+    }
+
+    /// The tool's name, description, annotations and execution: all but a typed tool's
+    /// schemas, without making them.
+    pub(crate) fn head(&self) -> &Tool {
+        &self.head
+    }
+
+    /// The whole description, schemas included. A typed tool's schemas are derived here,
+    /// on first use (`tools/list`, the stateless era's header check), not when the tool is
+    /// registered: schemars and `serde_json`'s maps then run after `initialize` is
+    /// answered, not before (an echo server's start touched 7 more pages of code with
+    /// them), and a server of many tools starts without deriving them all.
+    pub(crate) fn tool(&self) -> &Tool {
+        match self.schemas {
+            None => &self.head,
+            Some(schemas) => self.full.get_or_init(|| {
+                let mut tool = self.head.clone();
+                schemas(&mut tool);
+                tool
+            }),
+        }
+    }
+}
+
+/// Write `A`'s input schema, and `O`'s output schema unless one was given, into `tool`.
+fn derive_schemas<A: JsonSchema, O: IntoToolResult>(tool: &mut Tool) {
+    tool.input_schema = schema_for::<A>();
+    if tool.output_schema.is_none() {
+        tool.output_schema = O::output_schema();
+    }
 }
 
 /// A tool's result, from a handler's return value.
@@ -219,15 +266,11 @@ pub(crate) fn schema_for<T: JsonSchema>() -> JsonObject {
 }
 
 /// Build a tool entry from a handler of typed arguments and extractors.
-pub(crate) fn typed_tool<M, H>(mut tool: Tool, handler: H) -> ToolEntry
+pub(crate) fn typed_tool<M, H>(tool: Tool, handler: H) -> ToolEntry
 where
     H: HandlerFn<M>,
     H::Output: IntoToolResult,
 {
-    tool.input_schema = schema_for::<H::Args>();
-    if tool.output_schema.is_none() {
-        tool.output_schema = H::Output::output_schema();
-    }
     let handler = Arc::new(handler);
     let run: ToolFn = Arc::new(move |arguments: Arguments<'_>, cx| {
         let args = arguments.parse::<H::Args>();
@@ -243,7 +286,7 @@ where
             }
         })
     });
-    ToolEntry { tool, run }
+    ToolEntry::new(tool, Some(derive_schemas::<H::Args, H::Output>), run)
 }
 
 /// Build a tool entry from a function of the raw `arguments` object, keeping the tool's
@@ -264,7 +307,7 @@ where
             finish.output(result)
         })
     });
-    ToolEntry { tool, run }
+    ToolEntry::new(tool, None, run)
 }
 
 /// How an argument error is reported in `version`: `-32602` up to 2025-06-18, an
@@ -286,7 +329,7 @@ pub(crate) fn list(server: &Server, call: &Call, cursor: Option<&str>) -> Handle
     let tools = snapshot.entries.get_range(page.range).into_iter().flatten();
     reply(
         ListToolsResult {
-            tools: tools.map(|(_, t)| t.tool.clone()).collect(),
+            tools: tools.map(|(_, t)| t.tool().clone()).collect(),
             next_cursor: page.next,
             ttl_ms: server.inner.list_cache.ttl_ms(),
             cache_scope: server.inner.list_cache.scope(),
@@ -316,7 +359,7 @@ pub(crate) fn call<'s>(
     let found = server.inner.tools.read(|tools| {
         tools
             .get(name)
-            .map(|entry| (Arc::clone(&entry.run), tasks::requires_task(&entry.tool)))
+            .map(|entry| (Arc::clone(&entry.run), tasks::requires_task(entry.head())))
     });
     let Some((run, requires_task)) = found else {
         return Err(ErrorObject::invalid_params(format!(
