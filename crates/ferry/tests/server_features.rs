@@ -598,3 +598,47 @@ async fn tools_call_params_are_read_the_same_however_spelled() {
     let answer = exchange(line.into()).await;
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
 }
+
+/// Arguments whose schema counts how often it is derived.
+#[derive(Deserialize)]
+struct Counted {
+    #[allow(dead_code)]
+    n: u32,
+}
+
+static DERIVED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+impl JsonSchema for Counted {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Counted".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        DERIVED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        schemars::json_schema!({"type": "object", "properties": {"n": {"type": "integer"}}})
+    }
+}
+
+#[tokio::test]
+async fn a_tools_schema_is_derived_once_when_first_listed() {
+    let derived = || DERIVED.load(std::sync::atomic::Ordering::SeqCst);
+    let server = Server::builder("lazy", "1")
+        .tool("count", "Counted", |_: Counted, _cx: Context| async move {
+            "ok".to_owned()
+        })
+        .build();
+    let client = TestClient::connect(&server, V2025_11_25).await.unwrap();
+    let called = client.call_tool("count", json!({"n": 1})).await.unwrap();
+    assert_eq!(called["content"][0]["text"], "ok");
+    assert_eq!(derived(), 0, "not derived to start, initialize or call");
+    for _ in 0..2 {
+        let listed = client.request("tools/list", json!({})).await.unwrap();
+        assert_eq!(
+            listed["tools"][0]["inputSchema"]["properties"]["n"]["type"],
+            "integer"
+        );
+    }
+    let other = TestClient::connect(&server, V2024_11_05).await.unwrap();
+    other.request("tools/list", json!({})).await.unwrap();
+    assert_eq!(derived(), 1, "derived once, for every session");
+}
