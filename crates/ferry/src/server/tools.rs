@@ -133,8 +133,8 @@ impl ToolEntry {
     /// The whole description, schemas included. A typed tool's schemas are derived here,
     /// on first use (`tools/list`, the stateless era's header check), not when the tool is
     /// registered: schemars and `serde_json`'s maps then run after `initialize` is
-    /// answered, not before (an echo server's start touched 7 more pages of code with
-    /// them), and a server of many tools starts without deriving them all.
+    /// answered, not before (an echo server's start: 395k -> 379k instructions), and a
+    /// server of many tools starts without deriving them all.
     pub(crate) fn tool(&self) -> &Tool {
         match self.schemas {
             None => &self.head,
