@@ -1,7 +1,8 @@
 //! The benchmark harness cannot rot: `bench/run --smoke` (a few hundred calls per server,
-//! debug builds) measures every server of the suite — the floor (and its loop on tokio), Ferry (here the `ferry`
-//! binary under test: `ferry serve` and `ferry serve --http`), rmcp, the TypeScript and
-//! Python SDKs (installed by the script from npm and PyPI) — and writes its table and chart.
+//! debug builds) measures every server of the suite — the floor (and its loop on tokio),
+//! Ferry (here the `ferry` binary under test: `ferry serve` and `ferry serve --http`),
+//! rmcp, the TypeScript and Python SDKs (installed by the script from npm and PyPI) — and
+//! writes its table and chart.
 //! The figures of a smoke run mean nothing; only that every row is there.
 
 use std::path::Path;

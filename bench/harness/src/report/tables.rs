@@ -283,7 +283,7 @@ fn targets(runs: &Runs) -> String {
         tokio("stdio-pinned", "sequential/calls_per_s"),
         tokio("stdio-pinned", "cold_start_ms"),
     ) {
-        let ferry = |path: &str| runs.paired_ratio("ferry", "floor-tokio", "stdio-pinned", path);
+        let ferry = |path: &str| ratio("stdio-pinned", path, "floor-tokio");
         let show = |v: Option<f64>| v.map_or_else(|| "—".into(), |v| format!("{v:.2}x"));
         let _ = writeln!(
             md,
