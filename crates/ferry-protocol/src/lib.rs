@@ -55,6 +55,7 @@ pub mod conform;
 pub mod error_codes;
 pub mod jsonrpc;
 pub mod methods;
+mod text;
 pub mod types;
 pub mod version;
 mod write;

@@ -5,6 +5,8 @@
 //! (a `CallToolResult` to JSON text): one line of text 3x faster than serde_json, 4 KB of
 //! text with an escape every ~20 bytes 1.9x faster.
 
+use crate::text::{is_special, special_mask};
+
 /// Append `text` to `out` as a JSON string, exactly as `serde_json::to_writer` would.
 pub(crate) fn write_str(out: &mut Vec<u8>, text: &str) {
     out.reserve(text.len() + 2);
@@ -55,7 +57,7 @@ fn escape_into(text: &str, out: &mut impl Sink) {
     let mut at = 0;
     while at < bytes.len() {
         let found = match bytes.get(at..at + 8).map(<[u8; 8]>::try_from) {
-            Some(Ok(word)) => match escape_mask(u64::from_le_bytes(word)) {
+            Some(Ok(word)) => match special_mask(u64::from_le_bytes(word)) {
                 0 => {
                     at += 8;
                     continue;
@@ -64,7 +66,7 @@ fn escape_into(text: &str, out: &mut impl Sink) {
                 mask => at + (mask.trailing_zeros() / 8) as usize,
             },
             // The last few bytes, one by one.
-            _ => match bytes[at..].iter().position(|&b| escape(b).is_some()) {
+            _ => match bytes[at..].iter().position(|&b| is_special(b)) {
                 Some(offset) => at + offset,
                 None => break,
             },
@@ -81,19 +83,6 @@ fn escape_into(text: &str, out: &mut impl Sink) {
         at = found + 1;
     }
     out.run(&text[run..]);
-}
-
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGHS: u64 = 0x8080_8080_8080_8080;
-
-/// The high bit of each byte of `word` (little-endian) that is a control character, `"` or
-/// `\`, and possibly of bytes above the first such one; zero when there is none.
-fn escape_mask(word: u64) -> u64 {
-    let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGHS;
-    let control = below(word, 0x20);
-    let quote = below(word ^ (ONES * u64::from(b'"')), 1);
-    let backslash = below(word ^ (ONES * u64::from(b'\\')), 1);
-    control | quote | backslash
 }
 
 /// The escape serde_json writes for `byte`, if it needs one.
@@ -152,37 +141,6 @@ mod tests {
         for text in texts {
             let serde = serde_json::to_string(&text).expect("serializes");
             assert_eq!(written(&text), serde, "{text:?}");
-        }
-    }
-
-    #[test]
-    fn the_lowest_flag_is_the_first_byte_to_escape() {
-        for first in 0..8 {
-            for special in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
-                for above in [b'a', 0x00, b'"', 0x01, 0xff] {
-                    let mut bytes = *b"abcdefgh";
-                    bytes[first] = special;
-                    for byte in &mut bytes[first + 1..] {
-                        *byte = above;
-                    }
-                    let mask = escape_mask(u64::from_le_bytes(bytes));
-                    assert_eq!(mask.trailing_zeros() / 8, first as u32, "{bytes:?}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn words_that_need_no_escape_are_told_apart() {
-        let word = |b: &[u8; 8]| escape_mask(u64::from_le_bytes(*b)) != 0;
-        assert!(!word(b"abcdefgh"));
-        assert!(!word(&[0x20, 0x7f, 0x80, 0xff, b'!', b'#', b'[', b']']));
-        for special in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
-            for at in 0..8 {
-                let mut bytes = *b"abcdefgh";
-                bytes[at] = special;
-                assert!(word(&bytes), "{special:#x} at {at}");
-            }
         }
     }
 }

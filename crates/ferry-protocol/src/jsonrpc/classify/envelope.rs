@@ -130,7 +130,7 @@ impl<'a> Cursor<'a> {
         self.expect(b'"')?;
         let start = self.pos;
         let rest = self.bytes().get(start..)?;
-        let len = super::skim::special_byte(rest)?;
+        let len = crate::text::special_byte(rest)?;
         if rest[len] != b'"' {
             return None;
         }

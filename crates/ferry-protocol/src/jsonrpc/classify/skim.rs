@@ -18,6 +18,8 @@
 
 use serde_json::value::RawValue;
 
+use crate::text::special_byte;
+
 /// The deepest nesting [`value_end`] follows (one bit per open object or array).
 const MAX_DEPTH: u32 = 128;
 
@@ -139,36 +141,6 @@ fn string_end(json: &[u8], mut pos: usize) -> Option<usize> {
     }
 }
 
-/// The index of the first quote, backslash or control character in `bytes`, eight bytes
-/// at a time (serde_json's own test for the same three: per byte it was ~4.5
-/// instructions, this is under 2).
-pub(super) fn special_byte(bytes: &[u8]) -> Option<usize> {
-    const ONES: u64 = u64::MAX / 255;
-    const HIGH: u64 = ONES << 7;
-    let mut chunks = bytes.chunks_exact(8);
-    let mut offset = 0;
-    for chunk in chunks.by_ref() {
-        let mut word = [0; 8];
-        word.copy_from_slice(chunk);
-        let chars = u64::from_le_bytes(word);
-        let quote = chars ^ (ONES * u64::from(b'"'));
-        let backslash = chars ^ (ONES * u64::from(b'\\'));
-        let found = (chars.wrapping_sub(ONES * 0x20) & !chars)
-            | (quote.wrapping_sub(ONES) & !quote)
-            | (backslash.wrapping_sub(ONES) & !backslash);
-        let found = found & HIGH;
-        if found != 0 {
-            return Some(offset + found.trailing_zeros() as usize / 8);
-        }
-        offset += 8;
-    }
-    chunks
-        .remainder()
-        .iter()
-        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-        .map(|at| offset + at)
-}
-
 /// The end of the number starting at `pos`: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
 fn number_end(json: &[u8], mut pos: usize) -> Option<usize> {
     let at = |pos: usize| json.get(pos).copied();
@@ -284,22 +256,6 @@ pub(super) mod tests {
         assert!(agrees(&deep(128)));
         assert!(!agrees(&deep(129)));
         assert!(!agrees(&"[".repeat(200)));
-    }
-
-    #[test]
-    fn special_bytes_are_found_at_every_offset() {
-        for len in 0..20 {
-            for at in 0..len {
-                for special in [b'"', b'\\', 0x1f, 0] {
-                    let mut bytes = vec![b'a'; len];
-                    bytes[at] = special;
-                    assert_eq!(special_byte(&bytes), Some(at));
-                }
-            }
-            let mut plain = vec![b' '; len];
-            plain.extend_from_slice(&[0x7f, 0xff, b'!', b'#', b'[', b']']);
-            assert_eq!(special_byte(&plain), None);
-        }
     }
 
     /// Every text one byte away from a few documents (a byte deleted, replaced or inserted,
