@@ -577,6 +577,15 @@ async fn tools_call_params_are_read_the_same_however_spelled() {
             r#"{"name":"echo","arguments":{"text":"g","text":"h"}}"#,
             json!("h"),
         ),
+        // An exponent in range, and text that looks like one: read as usual.
+        (
+            r#"{"name":"echo","arguments":{"text":"2e5","n":[1.5E+3,{"x":2e-1}]}}"#,
+            json!("2e5"),
+        ),
+        (
+            r#"{"name":"echo","arguments":{"text":"\u00e9\n","ok":"\ud83e\udd80"}}"#,
+            json!("é\n"),
+        ),
     ] {
         let line = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{params}}}"#);
         let answer = exchange(line).await;
@@ -588,6 +597,11 @@ async fn tools_call_params_are_read_the_same_however_spelled() {
         r#"{"name":null,"arguments":{"text":"a"}}"#,
         r#"{"name":"echo","arguments":{"text":"a"},"_meta":3}"#,
         r#"{"name":"echo","arguments":{"text":"a"},"requestState":7}"#,
+        // What the arguments' map refuses, though the tool's type would skip it: a number
+        // out of range, a lone surrogate.
+        r#"{"name":"echo","arguments":{"text":"a","big":1e400}}"#,
+        r#"{"name":"echo","arguments":{"text":"a","n":[{"m":-2E+999}]}}"#,
+        r#"{"name":"echo","arguments":{"text":"a","s":"\ud800"}}"#,
     ] {
         let line = format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{params}}}"#);
         let answer = exchange(line).await;

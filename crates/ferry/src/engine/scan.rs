@@ -1,5 +1,5 @@
-//! Byte searches on the message path (newlines in frames, brackets, escapes and exponents in
-//! tool arguments, the progress token's key).
+//! Byte searches on the message path (newlines in frames, quotes, escapes and brackets in
+//! tool calls' params, the progress token's key).
 //!
 //! Not memchr's generic entry points: on first use they detect AVX2 with `cpuid`, which in
 //! a virtual machine traps to the hypervisor. Under Firecracker that detection was ~40 µs of
@@ -60,20 +60,6 @@ pub(crate) fn may_hold(json: &[u8], before: &[u8], after: &[u8]) -> bool {
     memchr::memchr2_iter(b'T', b'\\', json).any(at)
 }
 
-/// Whether `json` has an `e` or `E` right after a digit: where a JSON number's exponent
-/// is (or, inside a string, text that looks like one).
-#[cfg_attr(not(feature = "server"), allow(dead_code))] // the server's readers
-pub(crate) fn has_exponent(json: &[u8]) -> bool {
-    let after_digit = |i: usize| i > 0 && json[i - 1].is_ascii_digit();
-    #[cfg(target_arch = "x86_64")]
-    {
-        if let Some(searcher) = memchr::arch::x86_64::sse2::memchr::Two::new(b'e', b'E') {
-            return searcher.iter(json).any(after_digit);
-        }
-    }
-    memchr::memchr2_iter(b'e', b'E', json).any(after_digit)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,16 +76,6 @@ mod tests {
         let long = vec![b'['; 1000];
         assert_eq!(find(b'[', &long[10..]), Some(0));
         assert_eq!(count_either(b'{', b'[', &long, 100), 101);
-    }
-
-    #[test]
-    fn exponents() {
-        assert!(has_exponent(b"{\"a\":1e400}"));
-        assert!(has_exponent(b"[1.5E+3]"));
-        assert!(has_exponent(b"\"2e\""));
-        assert!(!has_exponent(b"{\"text\":\"the quick brown fox\"}"));
-        assert!(!has_exponent(b"e1"));
-        assert!(!has_exponent(b""));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde::de::{DeserializeOwned, MapAccess, SeqAccess, Visitor};
 
 use super::input::Salient;
-use super::members;
+use super::members::{self, Span};
 
 /// The arguments of a `tools/call`, as they arrived.
 pub(crate) enum Arguments<'a> {
@@ -87,10 +87,10 @@ fn describe(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
 /// does not parse. The check inline, the parse out of line: most calls have none of these
 /// members, and three instances of the whole were 17 hot code lines of every call.
 #[inline(always)]
-fn parse_present<T: DeserializeOwned>(span: Option<&str>) -> Result<Option<T>, ()> {
+fn parse_present<T: DeserializeOwned>(span: Option<Span<'_>>) -> Result<Option<T>, ()> {
     match present(span) {
         None => Ok(None),
-        Some(text) => parse_member(text).map(Some),
+        Some(span) => parse_member(span.text).map(Some),
     }
 }
 
@@ -100,8 +100,8 @@ fn parse_member<T: DeserializeOwned>(text: &str) -> Result<T, ()> {
 }
 
 /// An optional member's value: `None` when absent or `null` (as serde reads an `Option`).
-fn present(span: Option<&str>) -> Option<&str> {
-    span.filter(|span| *span != "null")
+fn present(span: Option<Span<'_>>) -> Option<Span<'_>> {
+    span.filter(|span| span.text != "null")
 }
 
 /// Not more opening brackets than this cannot reach serde_json's nesting limit (128), which
@@ -171,13 +171,12 @@ impl<'de> Visitor<'de> for Valid {
     }
 }
 
-/// Whether parsing `json` (valid JSON: the classification skimmed it) into a map could
-/// fail: only a number out of `f64`'s range (an exponent, which follows a digit, or more
-/// than 308 digits) or a lone surrogate (an escape) can. Most arguments have neither, and
-/// this scan is ~10x cheaper than the [`Valid`] parse it spares them.
-fn may_be_refused(json: &[u8]) -> bool {
-    use crate::engine::scan;
-    json.len() > 308 || scan::find(b'\\', json).is_some() || scan::has_exponent(json)
+/// Whether parsing `arguments` (valid JSON: the classification skimmed it) into a map
+/// could fail: only a number out of `f64`'s range (an exponent, or more than 308 digits)
+/// or a lone surrogate (an escape) can. Most arguments have neither (the scan that found
+/// them noted both), and are spared the [`Valid`] parse.
+fn may_be_refused(arguments: Span<'_>) -> bool {
+    arguments.text.len() > 308 || !arguments.plain
 }
 
 /// A `tools/call` read by [`fast`]: its name (borrowed), its raw arguments, and the rest
@@ -220,15 +219,15 @@ pub(crate) fn fast(request: &Request) -> Option<FastCall<'_>> {
     let arguments = present(arguments);
     if present(task).is_some()
         || arguments.is_some_and(|a| {
-            !a.starts_with('{')
-                || (may_be_refused(a.as_bytes()) && serde_json::from_str::<Valid>(a).is_err())
+            !a.text.starts_with('{')
+                || (may_be_refused(a) && serde_json::from_str::<Valid>(a.text).is_err())
         })
     {
         return None;
     }
     Some(FastCall {
         name,
-        arguments,
+        arguments: arguments.map(|a| a.text),
         input_responses: parse_present(input_responses).ok()?,
         request_state: parse_present(request_state).ok()?,
         meta: parse_present(meta).ok()?,
