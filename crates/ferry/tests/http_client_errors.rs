@@ -89,8 +89,11 @@ async fn a_url_without_an_mcp_endpoint_says_so() {
     );
     assert!(text.contains("no MCP endpoint at this URL"), "{text}");
     assert!(text.contains("/mcp"), "{text}");
-    let data = error.rpc().unwrap().data.as_ref().unwrap();
-    assert_eq!(data["httpStatus"], 404, "{data}");
+    assert_eq!(error.transport().unwrap().status, Some(404), "{error:?}");
+    assert!(
+        error.rpc().is_none(),
+        "no JSON-RPC answer was made up: {error:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -384,6 +384,54 @@ async fn status_paths() {
     assert_eq!(json_of(response).await["error"]["code"], -32602);
 }
 
+/// A body the engine refuses (a repeated member: JSON-RPC's reading of it is ambiguous)
+/// posted outside any session is answered 400 with `-32600` at once, as stdio answers it,
+/// never left waiting for an answer with an id the engine will not use.
+#[tokio::test]
+async fn a_repeated_member_outside_a_session_is_refused_at_once() {
+    let f = start(HttpConfig::default()).await;
+    let meta = meta().to_string();
+    let initialize = r#""params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}"#;
+    let bodies = [
+        format!(r#"{{"jsonrpc":"2.0","id":5,"id":6,"method":"ping","params":{{"_meta":{meta}}}}}"#),
+        format!(
+            r#"{{"jsonrpc":"2.0","id":5,"method":"ping","method":"ping","params":{{"_meta":{meta}}}}}"#
+        ),
+        format!(
+            r#"{{"jsonrpc":"2.0","jsonrpc":"2.0","id":5,"method":"ping","params":{{"_meta":{meta}}}}}"#
+        ),
+        format!(r#"{{"jsonrpc":"2.0","id":5,"id":6,"method":"initialize",{initialize}}}"#),
+        format!(
+            r#"{{"jsonrpc":"2.0","id":5,"method":"initialize","method":"initialize",{initialize}}}"#
+        ),
+    ];
+    for body in bodies {
+        let sent = f
+            .http
+            .post(&f.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "ping")
+            .body(body.clone())
+            .send();
+        let response = tokio::time::timeout(Duration::from_secs(5), sent)
+            .await
+            .unwrap_or_else(|_| panic!("no answer to {body}"))
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{body}");
+        let answer = json_of(response).await;
+        assert_eq!(answer["error"]["code"], -32600, "{body}: {answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("duplicate field"),
+            "{body}: {answer}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn closing_the_stream_cancels_the_request() {
     let mut f = start(HttpConfig::default()).await;

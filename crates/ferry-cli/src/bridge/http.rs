@@ -81,10 +81,9 @@ pub(crate) async fn run(
     if let Some(sse) = &config.legacy_sse {
         note!("ferry bridge: 2024-11-05 HTTP+SSE on http://{bound}{sse}");
     }
-    // The HTTP layer's own checks (revisions in `MCP-Protocol-Version`) use a server
-    // without tools: every revision Ferry knows is accepted and passed on to the child.
-    let server = ferry::server::Server::builder("ferry-bridge", env!("CARGO_PKG_VERSION")).build();
-    let router = ferry::http::router_with(server, backend, config);
+    // The HTTP layer's own checks use the backends' defaults: every revision Ferry knows
+    // is accepted and passed on to the child, and no tool schema is checked here.
+    let router = ferry::http::router_with(backend, config);
     tokio::select! {
         served = ferry::http::serve_router(router, listener) => match served {
             Ok(()) => ExitCode::SUCCESS,

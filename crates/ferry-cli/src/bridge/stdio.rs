@@ -96,7 +96,7 @@ pub(crate) async fn run(
                 let _ = answer_all(&stdio.outgoing, &mut pending, &why).await;
                 break ExitCode::SUCCESS;
             }
-            event = http.incoming.recv() => match event.map(TransportEvent::into_frame) {
+            event = http.incoming.recv() => match event.map(host_frame) {
                 Some(Ok(frame)) => {
                     pending.server_sent(&frame);
                     if initializing.is_some() && answers(&frame, initializing.as_ref()) {
@@ -147,6 +147,29 @@ async fn answer_all(
         stdout.send(frame).await.map_err(|_| ())?;
     }
     Ok(())
+}
+
+/// The frame for the host of an event of the HTTP transport: a request it could not get
+/// the server's answer to is answered `-32603` with what happened (and the HTTP status).
+fn host_frame(event: TransportEvent) -> Result<Vec<u8>, TransportEvent> {
+    match event {
+        TransportEvent::Failed(failed) => {
+            let (id, error) = *failed;
+            let mut data = serde_json::json!({ "ferryTransport": "http" });
+            if let Some(status) = error.status {
+                data["httpStatus"] = status.into();
+            }
+            let error = ferry::protocol::ErrorObject::new(
+                ferry::protocol::error_codes::INTERNAL_ERROR,
+                error.message,
+            )
+            .with_data(data);
+            let response = ferry::protocol::jsonrpc::ErrorResponse::new(Some(id), error);
+            // Strings and JSON values only: serializing cannot fail.
+            serde_json::to_vec(&response).map_err(|_| TransportEvent::Oversized { bytes: 0 })
+        }
+        other => other.into_frame(),
+    }
 }
 
 /// Completes at `deadline`; never without one.

@@ -55,11 +55,7 @@ impl Gate {
     /// then a message saying so: the server's refusal with its challenge and what could
     /// help, or why no credentials could be had.
     pub(crate) fn failure(&self, error: &ClientError) -> Option<String> {
-        let status = error
-            .rpc()
-            .and_then(|rpc| rpc.data.as_ref())
-            .and_then(|data| data.get("httpStatus"))
-            .and_then(serde_json::Value::as_u64);
+        let status = error.transport().and_then(|failure| failure.status);
         if !matches!(status, Some(401 | 403)) {
             let broken = self.broken.lock().unwrap_or_else(|e| e.into_inner());
             return broken.clone();

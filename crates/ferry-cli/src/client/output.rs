@@ -56,10 +56,14 @@ pub(crate) fn json<T: Serialize + ?Sized>(value: &T) {
 /// Report a failed operation: on stderr with its kind; with `--json` a JSON-RPC error is
 /// also printed on stdout as `{"error": {...}}`.
 pub(crate) fn client_error(what: &str, error: &ClientError, as_json: bool) {
-    if let Some(rpc) = error.rpc().filter(|_| error.is_transport()) {
+    if let Some(failure) = error.transport() {
         // The server's answer could not be had: the message says what happened over HTTP.
         if as_json {
-            json(&json!({ "error": rpc }));
+            let mut error = json!({ "code": -32603, "message": failure.message });
+            if let Some(status) = failure.status {
+                error["data"] = json!({ "httpStatus": status });
+            }
+            json(&json!({ "error": error }));
         }
         note(&format!("ferry: {what} failed: {error}"));
         return;

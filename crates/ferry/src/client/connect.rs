@@ -263,10 +263,14 @@ async fn negotiate(
                         None => initialize_newest(peer, builder, capabilities).await,
                     }
                 }
-                // A session-era server: no such method, nothing before `initialize`, or an
-                // answer that is no discover result (some answer any method with `{}`).
+                // A session-era server: no such method, nothing before `initialize`, an
+                // answer that is no discover result (some answer any method with `{}`), or
+                // a transport's refusal (HTTP: a 2024-11-05 server's 405, say).
                 Err(
-                    ClientError::Rpc(_) | ClientError::Timeout(_) | ClientError::InvalidResult(_),
+                    ClientError::Rpc(_)
+                    | ClientError::Transport(_)
+                    | ClientError::Timeout(_)
+                    | ClientError::InvalidResult(_),
                 ) => initialize_newest(peer, builder, capabilities).await,
                 Err(other) => Err(other),
             }

@@ -6,18 +6,20 @@ use std::time::Duration;
 use ferry_protocol::error_codes;
 use ferry_protocol::jsonrpc::ErrorObject;
 
-use crate::engine::CallError;
+use crate::engine::{CallError, TransportError};
 
 /// Why a client operation failed.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ClientError {
-    /// The server answered with an error; [`ClientError::kind`] names its code. A transport
-    /// that could not get the server's answer (HTTP: unreachable, a status without a
-    /// JSON-RPC body...) reports it this way too, as `-32603` marked in its `data` (see
-    /// [`ClientError::is_transport`]); its message then says what happened on its own.
+    /// The server answered with an error; [`ClientError::kind`] names its code.
     #[error("{}", rpc_text(.0))]
     Rpc(ErrorObject),
+    /// The transport could not get the server's answer (HTTP: unreachable, a status
+    /// without a JSON-RPC body, a stream cut before the response...); its message says
+    /// what happened on its own, and `status` holds the HTTP status, if any.
+    #[error("{0}")]
+    Transport(TransportError),
     /// The server did not declare the capability the call needs (checked before sending).
     #[error("the server does not offer {0}")]
     Unsupported(&'static str),
@@ -98,22 +100,7 @@ fn kind_name(code: i64) -> &'static str {
     error_codes::name(code).unwrap_or("application error")
 }
 
-/// The key a transport sets in the `data` of the error it answers a request with when the
-/// server's own answer could not be had; its value names the transport (`"http"`).
-pub(crate) const TRANSPORT_KEY: &str = "ferryTransport";
-
-fn is_transport(error: &ErrorObject) -> bool {
-    error.code == error_codes::INTERNAL_ERROR
-        && error
-            .data
-            .as_ref()
-            .is_some_and(|data| data.get(TRANSPORT_KEY).is_some())
-}
-
 fn rpc_text(error: &ErrorObject) -> String {
-    if is_transport(error) {
-        return error.message.clone();
-    }
     format!(
         "the server answered error {} ({}): {}",
         error.code,
@@ -133,9 +120,17 @@ impl ClientError {
 
     /// Whether the transport, not the server, produced this error: the server's answer
     /// could not be had (HTTP: unreachable, refused with a status and no JSON-RPC body, a
-    /// stream cut before the response...). `data.httpStatus` holds the status, if any.
+    /// stream cut before the response...). [`ClientError::transport`] has the details.
     pub fn is_transport(&self) -> bool {
-        matches!(self, ClientError::Rpc(error) if is_transport(error))
+        matches!(self, ClientError::Transport(_))
+    }
+
+    /// The transport's failure, if the server's answer could not be had.
+    pub fn transport(&self) -> Option<&TransportError> {
+        match self {
+            ClientError::Transport(error) => Some(error),
+            _ => None,
+        }
     }
 
     /// The error response, if the server sent one.
@@ -155,6 +150,7 @@ impl From<CallError> for ClientError {
             CallError::ConnectionClosed => ClientError::ConnectionLost,
             CallError::InvalidResult(message) => ClientError::InvalidResult(message),
             CallError::Serialize(message) => ClientError::NotInRevision(message),
+            CallError::Transport(error) => ClientError::Transport(error),
         }
     }
 }

@@ -194,6 +194,17 @@ impl<H: Handler> Loop<H> {
                 }
                 (frame, attachment)
             }
+            TransportEvent::Failed(failed) => {
+                let (id, error) = *failed;
+                if !self
+                    .core
+                    .peer
+                    .resolve(&id, Err(CallError::Transport(error)))
+                {
+                    tracing::debug!(%id, "a transport failure for a request nobody waits for");
+                }
+                return Step::Done;
+            }
             TransportEvent::Oversized { bytes } => {
                 let error = ErrorObject::invalid_request(format!(
                     "message of at least {bytes} bytes exceeds the limit of {} bytes",

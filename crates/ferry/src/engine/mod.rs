@@ -18,6 +18,7 @@
 //! Roles (server, client) implement [`Handler`]; the engine knows no MCP method but
 //! `ping` and the two notifications above.
 
+mod backend;
 mod cancel;
 #[cfg(all(unix, feature = "child-process"))]
 mod child;
@@ -43,6 +44,7 @@ use std::future::Future;
 use ferry_protocol::RequestId;
 use ferry_protocol::jsonrpc::{ErrorObject, Notification, Request};
 
+pub use backend::{Backend, Connection};
 pub use cancel::Cancellation;
 #[cfg(all(unix, feature = "child-process"))]
 pub use child::{
@@ -59,7 +61,9 @@ pub use related::RelatedSink;
 pub use result::ResultJson;
 #[cfg(unix)]
 pub use stdio::stdio;
-pub use transport::{Attachment, Classified, Frame, Transport, TransportEvent, Writer};
+pub use transport::{
+    Attachment, Classified, Frame, Transport, TransportError, TransportEvent, Writer,
+};
 
 /// The outcome of an incoming request: its result as JSON text, or an error.
 pub type HandlerResult = Result<ResultJson, ErrorObject>;

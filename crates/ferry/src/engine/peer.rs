@@ -36,6 +36,9 @@ pub enum CallError {
     /// The result did not have the expected shape.
     #[error("the result did not have the expected shape: {0}")]
     InvalidResult(String),
+    /// The transport could not get the peer's answer (see [`TransportEvent::Failed`](super::TransportEvent::Failed)).
+    #[error("{0}")]
+    Transport(super::TransportError),
 }
 
 type Reply = Result<RawJson, CallError>;

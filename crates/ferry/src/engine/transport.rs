@@ -10,6 +10,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use ferry_protocol::RequestId;
 use ferry_protocol::jsonrpc::Message;
 
 use super::cancel::Cancellation;
@@ -42,6 +43,22 @@ pub enum TransportEvent {
         /// Its size in bytes (at least; reading stopped counting at the limit).
         bytes: usize,
     },
+    /// The transport could not get the peer's answer to the request it sent with this id
+    /// (HTTP: unreachable, refused with a status and no JSON-RPC body, a stream cut
+    /// before the response): the request fails with [`CallError::Transport`](super::CallError::Transport).
+    /// Boxed (see above).
+    Failed(Box<(RequestId, TransportError)>),
+}
+
+/// Why a transport could not get the peer's answer to one request (see
+/// [`TransportEvent::Failed`]). Its message says what happened on its own.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct TransportError {
+    /// What happened, where, and what may help.
+    pub message: String,
+    /// The status the peer answered with, when the transport has statuses (HTTP).
+    pub status: Option<u16>,
 }
 
 impl TransportEvent {
@@ -68,7 +85,7 @@ impl TransportEvent {
             TransportEvent::Frame(frame) => Some(frame),
             TransportEvent::Attached(attached) => Some(&attached.0),
             TransportEvent::Classified(classified) => Some(&classified.frame),
-            TransportEvent::Oversized { .. } => None,
+            TransportEvent::Oversized { .. } | TransportEvent::Failed(_) => None,
         }
     }
 

@@ -264,7 +264,7 @@ pub(crate) async fn get(State(shared): State<Arc<Shared>>, request: Request) -> 
             ));
         }
         let (to_engine, incoming) = mpsc::channel(ENGINE_QUEUE);
-        let (outgoing, from_engine) = mpsc::channel(shared.server.inner.engine.write_queue.max(1));
+        let (outgoing, from_engine) = mpsc::channel(shared.backend.write_queue().max(1));
         let owner = request.extensions().get::<SessionOwner>().cloned();
         let activity = Arc::new(Activity::new());
         let entry = Entry {

@@ -50,7 +50,7 @@
 //! **Cancellation.** Closing the response (the client disconnects, or drops the stream)
 //! cancels the request: the handler's future is dropped and its cancellation token fires.
 //!
-//! **Cost.** Each POST runs on its own in-memory connection to the [`Server`] (one
+//! **Cost.** Each POST runs on its own in-memory connection to the [`Server`](crate::server::Server) (one
 //! `Server::serve` on a channel transport: a few channels and three tasks, no I/O), so
 //! requests share nothing but the server; this is what the stateless era asks for and is
 //! cheap next to HTTP itself. Server statistics count each POST as a connection.
@@ -83,7 +83,6 @@
 
 #[cfg(feature = "http-auth")]
 pub mod auth;
-mod backend;
 mod cors;
 mod events;
 mod frame_kind;
@@ -95,8 +94,9 @@ mod probe;
 mod session;
 mod sse;
 mod stateless;
+pub mod store;
 
-pub use backend::{Backend, Connection};
+pub use crate::engine::{Backend, Connection};
 pub use events::{EventStore, MemoryEventStore, ReplayError, StreamKey};
 pub use owner::SessionOwner;
 
@@ -105,8 +105,6 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::routing::{get, post};
-
-use crate::server::Server;
 
 /// The default body limit: 4 MiB, the engine's default message limit.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -166,6 +164,10 @@ pub struct HttpConfig {
     /// Session era: where SSE events are kept for resumption. Default: a
     /// [`MemoryEventStore`] (1,000 events per stream, 5 minutes each).
     pub event_store: Option<Arc<dyn EventStore>>,
+    /// Session era: where session records are shared with the other instances of this
+    /// server (see [`store`]): any instance then serves any session. Default: none (the
+    /// sessions live in this instance only).
+    pub session_store: Option<Arc<dyn store::SessionStore>>,
     /// Require OAuth bearer tokens (see [`auth`]). Default: none.
     #[cfg(feature = "http-auth")]
     pub auth: Option<Arc<auth::ResourceServer>>,
@@ -190,6 +192,7 @@ impl Default for HttpConfig {
             sse_poll_after: None,
             sse_responses: false,
             event_store: None,
+            session_store: None,
             #[cfg(feature = "http-auth")]
             auth: None,
         }
@@ -284,12 +287,18 @@ impl HttpConfig {
         self.event_store = Some(store);
         self
     }
+
+    /// Share session records with other instances through `store` (see
+    /// [`HttpConfig::session_store`]).
+    pub fn session_store(mut self, store: Arc<dyn store::SessionStore>) -> Self {
+        self.session_store = Some(store);
+        self
+    }
 }
 
 /// What every request of a router shares.
 pub(crate) struct Shared {
-    pub(crate) server: Server,
-    /// What answers the connections: the server itself unless [`router_with`] says.
+    /// What answers the connections, and what the checks ask (revisions, tool schemas).
     pub(crate) backend: Arc<dyn Backend>,
     pub(crate) config: HttpConfig,
     pub(crate) sessions: session::Sessions,
@@ -297,14 +306,12 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    fn new(server: Server, backend: Option<Arc<dyn Backend>>, config: HttpConfig) -> Arc<Shared> {
-        let backend = backend.unwrap_or_else(|| backend::of(&server));
+    fn new(backend: Arc<dyn Backend>, config: HttpConfig) -> Arc<Shared> {
         let store = config
             .event_store
             .clone()
             .unwrap_or_else(|| Arc::new(MemoryEventStore::default()));
         Arc::new(Shared {
-            server,
             backend,
             config,
             sessions: session::Sessions::new(store),
@@ -314,17 +321,18 @@ impl Shared {
 }
 
 /// The MCP endpoint (and the HTTP+SSE paths, unless disabled) as an [`axum::Router`]:
-/// mount it, nest it, layer it.
-pub fn router(server: Server, config: HttpConfig) -> Router {
-    router_of(Shared::new(server, None, config))
+/// mount it, nest it, layer it. `backend` answers the messages: usually a
+/// [`Server`](crate::server::Server).
+pub fn router(backend: impl Backend, config: HttpConfig) -> Router {
+    router_of(Shared::new(Arc::new(backend), config))
 }
 
-/// [`router`] with `backend` answering the messages (a proxy, say: see [`Backend`]).
-/// `server` still supplies what the HTTP layer checks itself: the protocol revisions
-/// accepted in `MCP-Protocol-Version`, and the tool schemas behind `Mcp-Param-*` headers
-/// (a server without tools skips those checks).
-pub fn router_with(server: Server, backend: Arc<dyn Backend>, config: HttpConfig) -> Router {
-    router_of(Shared::new(server, Some(backend), config))
+/// [`router`] with a shared `backend` (a proxy, say: see [`Backend`]). The backend also
+/// supplies what the HTTP layer checks itself: the protocol revisions accepted in
+/// `MCP-Protocol-Version`, and the tool schemas behind `Mcp-Param-*` headers (a backend
+/// that knows no tools skips those checks).
+pub fn router_with(backend: Arc<dyn Backend>, config: HttpConfig) -> Router {
+    router_of(Shared::new(backend, config))
 }
 
 fn router_of(shared: Arc<Shared>) -> Router {
@@ -361,11 +369,11 @@ fn router_of(shared: Arc<Shared>) -> Router {
 /// Serve [`router`] on `listener` (with `TCP_NODELAY` on every accepted socket) until the
 /// listener fails.
 pub async fn serve(
-    server: Server,
+    backend: impl Backend,
     listener: tokio::net::TcpListener,
     config: HttpConfig,
 ) -> std::io::Result<()> {
-    serve_router(router(server, config), listener).await
+    serve_router(router(backend, config), listener).await
 }
 
 /// Serve `router` (from [`router`] or [`router_with`], perhaps with layers of your own) on
@@ -388,7 +396,7 @@ pub async fn serve_router(
 /// then their SSE streams end) and
 /// wait for the connections to finish.
 pub async fn serve_with_shutdown(
-    server: Server,
+    backend: impl Backend,
     listener: tokio::net::TcpListener,
     config: HttpConfig,
     signal: impl std::future::Future<Output = ()> + Send + 'static,
@@ -399,7 +407,7 @@ pub async fn serve_with_shutdown(
             tracing::debug!("TCP_NODELAY failed: {e}");
         }
     });
-    let shared = Shared::new(server, None, config);
+    let shared = Shared::new(Arc::new(backend), config);
     let sessions = Arc::clone(&shared);
     axum::serve(listener, router_of(shared))
         .with_graceful_shutdown(async move {

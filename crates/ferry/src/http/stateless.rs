@@ -1,8 +1,8 @@
 //! The POST path of 2026-07-28: one JSON-RPC request per POST, answered with one JSON
 //! object or an SSE stream scoped to that request.
 //!
-//! Each request runs on its own in-memory connection to the [`Server`] (a per-request
-//! engine: `Server::serve` on a channel transport). The request frame goes in; frames come
+//! Each request runs on its own in-memory connection to the [`Backend`](super::Backend) (a
+//! per-request engine: a server's `serve` on a channel transport). The request frame goes in; frames come
 //! out until the response with its id. Dropping the HTTP response (the client hung up)
 //! drops the [`Exchange`], which tells the engine `notifications/cancelled` for the request
 //! and closes the connection: the handler is cancelled at once.
@@ -23,7 +23,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use ferry_protocol::jsonrpc::{self, ErrorObject, ErrorResponse, Inbound, Message};
 use ferry_protocol::types::keys;
-use ferry_protocol::{Era, ProtocolVersion, RequestId, error_codes};
+use ferry_protocol::{Era, ProtocolVersion, RequestId, VersionSet, error_codes};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -34,7 +34,6 @@ use super::owner::RequestData;
 use super::probe::Probe;
 use super::{Shared, guard, headers, sse};
 use crate::engine::{Attachment, Frame, Transport, TransportEvent};
-use crate::server::Server;
 
 /// A JSON-RPC error as an HTTP response.
 pub(crate) fn error_response(
@@ -94,7 +93,22 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
     };
     // One valid message is classified once, for either era, and handed to the engine
     // classified.
-    if let Inbound::Single(message) = jsonrpc::classify(&bytes) {
+    let inbound = jsonrpc::classify(&bytes);
+    if let Inbound::Rejected(rejected) = &inbound
+        && rejected.reply
+        && !parts.headers.contains_key(super::session::SESSION_ID)
+    {
+        // Refused outside any session (a repeated member, a bad `jsonrpc`...): answered
+        // here with the engine's words, as stdio would be. No engine could carry the
+        // refusal back: the id it is answered with is not one this POST waits for.
+        let response = &rejected.response;
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            response.id.clone(),
+            response.error.clone(),
+        );
+    }
+    if let Inbound::Single(message) = inbound {
         let message = match super::session::Posted::classified(&parts.headers, message) {
             Ok(posted) => {
                 let data = RequestData::of(&parts.extensions);
@@ -226,7 +240,7 @@ fn check(
         .and_then(|v| v.parse::<ProtocolVersion>().ok())
         .is_some_and(|v| v.era() == Era::Stateless);
     if meta_version.is_none() && method != "server/discover" && !stateless_header {
-        return Err(session_era(&shared.server));
+        return Err(session_era(shared.backend.versions()));
     }
     let Some(header_version) = header_version else {
         return Err(headers::mismatch(
@@ -241,14 +255,21 @@ fn check(
             "MCP-Protocol-Version header value {header_version:?} does not match body value {shown}"
         )));
     }
-    // The tool's input schema is looked at in a snapshot (not cloned: it can be large).
-    let tools = (method == "tools/call").then(|| shared.server.inner.tools.snapshot());
-    let name = tools.as_ref().and_then(|_| checked.string("name"));
-    let schema = tools
-        .as_ref()
-        .zip(name.as_deref())
-        .and_then(|(tools, name)| tools.entries.get(name).map(|e| &e.tool().input_schema));
-    headers::validate(&parts.headers, method, checked, schema)?;
+    // The tool's input schema is looked at where the backend keeps it (not cloned: it can
+    // be large).
+    let name = (method == "tools/call")
+        .then(|| checked.string("name"))
+        .flatten();
+    match name.as_deref() {
+        Some(name) => {
+            let mut verdict = Ok(());
+            shared.backend.with_input_schema(name, &mut |schema| {
+                verdict = headers::validate(&parts.headers, method, checked, schema);
+            });
+            verdict?;
+        }
+        None => headers::validate(&parts.headers, method, checked, None)?,
+    }
     let listen = method == "subscriptions/listen";
     Ok(Plan {
         id: id.clone(),
@@ -285,10 +306,8 @@ async fn run(
 
 /// The refusal of a request of the session era (no stateless version in `_meta` nor in
 /// the header). `session::claims` takes these first; kept should one slip through.
-fn session_era(server: &Server) -> ErrorObject {
-    let supported: Vec<&str> = server
-        .inner
-        .versions
+fn session_era(versions: &VersionSet) -> ErrorObject {
+    let supported: Vec<&str> = versions
         .versions()
         .iter()
         .filter(|v| v.era() == Era::Stateless)
@@ -397,7 +416,7 @@ struct Exchange {
 impl Exchange {
     async fn start(shared: &Shared, event: TransportEvent, id: RequestId) -> Exchange {
         let (to_engine, incoming) = mpsc::channel(4);
-        let (outgoing, from_engine) = mpsc::channel(shared.server.inner.engine.write_queue.max(1));
+        let (outgoing, from_engine) = mpsc::channel(shared.backend.write_queue().max(1));
         // The engine's task ends by itself once `to_engine` is dropped.
         shared.backend.connect(
             super::Connection::Stateless,

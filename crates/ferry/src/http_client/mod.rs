@@ -10,8 +10,9 @@
 //! - **Every request is one POST** (`Accept: application/json, text/event-stream`)
 //!   answered by exactly one response frame: the server's, from a JSON body or from the
 //!   request's SSE stream (whose notifications, progress say, are passed on first), or a
-//!   `-32603` error of the transport's own ([`ClientError::is_transport`](crate::client::ClientError::is_transport);
-//!   `data.httpStatus` when there was a status) saying what went wrong over HTTP, where,
+//!   failure of the transport's own ([`TransportEvent::Failed`](crate::engine::TransportEvent::Failed):
+//!   a [`TransportError`](crate::engine::TransportError), with the HTTP status when there
+//!   was one; the client reports it as `ClientError::Transport`) saying what went wrong over HTTP, where,
 //!   what the server said and what to check: server unreachable, a status without a
 //!   JSON-RPC body (404: no endpoint at this path; 502: a proxy's error page...), a wrong
 //!   content type, a stream that ended before the response. A `-32020` (a header the

@@ -7,12 +7,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
 use ferry_protocol::RequestId;
-use ferry_protocol::error_codes::INTERNAL_ERROR;
-use ferry_protocol::jsonrpc::{ErrorObject, ErrorResponse};
 use futures_util::FutureExt as _;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use reqwest::{Method, RequestBuilder, Response, StatusCode, Url};
-use serde_json::json;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
@@ -20,8 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::config::{AuthChallenge, HttpClientConfig};
 use super::outgoing::ToolInfo;
 use super::restore::Restorable;
-use crate::client::error::TRANSPORT_KEY;
-use crate::engine::TransportEvent;
+use crate::engine::{TransportError, TransportEvent};
 
 /// `MCP-Session-Id`.
 pub(crate) const SESSION_ID: &str = "mcp-session-id";
@@ -56,8 +52,8 @@ impl SessionState {
     }
 }
 
-/// Why one request got no response from the server: answered to the engine as a
-/// JSON-RPC error (`-32603`, `data.httpStatus` when there was one).
+/// Why one request got no response from the server: handed to the engine as a
+/// [`TransportError`] (with the HTTP status when there was one).
 #[derive(Debug)]
 pub(crate) struct Failure {
     pub(crate) message: String,
@@ -159,18 +155,20 @@ impl Shared {
         }
     }
 
-    /// Answer request `id` with the transport's failure: `-32603`, its message as is,
-    /// `data` marking it the transport's (`ClientError::is_transport`) with the status.
+    /// Fail request `id` with the transport's failure (a typed event: the engine fails
+    /// the call with it, no JSON-RPC answer is made up).
     pub(crate) async fn fail(&self, id: &RequestId, failure: Failure) {
-        let mut data = json!({ TRANSPORT_KEY: "http" });
-        if let Some(status) = failure.status {
-            data["httpStatus"] = json!(status.as_u16());
-        }
-        let error = ErrorObject::new(INTERNAL_ERROR, failure.message).with_data(data);
-        let response = ErrorResponse::new(Some(id.clone()), error);
-        match serde_json::to_vec(&response) {
-            Ok(frame) => self.deliver(frame).await,
-            Err(e) => tracing::error!("cannot serialize an error response: {e}"),
+        let error = TransportError {
+            message: failure.message,
+            status: failure.status.map(|s| s.as_u16()),
+        };
+        if self
+            .to_engine
+            .send(TransportEvent::Failed(Box::new((id.clone(), error))))
+            .await
+            .is_err()
+        {
+            tracing::debug!("the engine is gone; a transport failure was dropped");
         }
     }
 

@@ -145,13 +145,6 @@ impl Server {
         session::serve(self.clone(), transport)
     }
 
-    /// Serve one stateless-era request on a connection of its own (see
-    /// `session::serve_request`).
-    #[cfg(feature = "http-server")]
-    pub(crate) fn serve_request(&self, transport: Transport) {
-        session::serve_request(self.clone(), transport);
-    }
-
     /// Serve this process's stdin and stdout until the client closes stdin.
     #[cfg(unix)]
     pub async fn serve_stdio(&self) -> std::io::Result<()> {

@@ -36,6 +36,7 @@
 //! assert_eq!(server.tool_names(), ["echo"]);
 //! ```
 
+mod backend;
 mod builder;
 mod call_params;
 mod completion;

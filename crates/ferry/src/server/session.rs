@@ -109,7 +109,6 @@ impl Drop for Session {
 /// client hears changes through `subscriptions/listen`) no second task is needed, nor a
 /// subscription to the server's changes: ~3k instructions of each request (a tokio task
 /// is a 128-byte-aligned allocation, which glibc serves on its slow path).
-#[cfg(feature = "http-server")]
 pub(crate) fn serve_request(server: Server, transport: Transport) {
     let config = server.inner.engine.clone();
     let session = Arc::new(Session::new(server, true));

@@ -2,10 +2,7 @@
 
 use std::sync::Arc;
 
-use ferry_protocol::jsonrpc::ErrorObject;
 use serde_json::{Map, Value};
-
-use crate::server::{Context, FromContext};
 
 /// The claims of a verified access token (a JWT's payload, or an RFC 7662 introspection
 /// response), with the registered ones picked out.
@@ -97,19 +94,3 @@ impl Claims {
 /// ```
 #[derive(Clone, Debug)]
 pub struct Auth(pub Arc<Claims>);
-
-impl FromContext for Auth {
-    fn from_context(cx: &Context) -> Result<Self, ErrorObject> {
-        cx.attachment::<Arc<Claims>>()
-            .map(|claims| Auth(Arc::clone(claims)))
-            .ok_or_else(|| {
-                ErrorObject::invalid_request("this request carries no verified credentials")
-            })
-    }
-}
-
-impl FromContext for Option<Auth> {
-    fn from_context(cx: &Context) -> Result<Self, ErrorObject> {
-        Ok(cx.attachment::<Arc<Claims>>().map(|c| Auth(Arc::clone(c))))
-    }
-}

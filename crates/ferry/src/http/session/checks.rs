@@ -1,16 +1,12 @@
 //! What every session-era request is checked against: its session (400 without one, 404
 //! unknown or expired), the `MCP-Protocol-Version` rules, and the refusals for limits.
 
-use std::sync::Arc;
-
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use ferry_protocol::jsonrpc::ErrorObject;
 use ferry_protocol::{Era, ProtocolVersion};
 
-use super::SESSION_ID;
 use super::state::Session;
-use crate::http::owner::SessionOwner;
 use crate::http::stateless::error_response;
 use crate::http::{Shared, headers};
 
@@ -53,24 +49,6 @@ pub(super) fn bad_request(message: impl std::fmt::Display) -> Response {
     )
 }
 
-/// The session named by the request, or the answer refusing it.
-/// A session started by an owner (see [`SessionOwner`]) is unknown to anyone else.
-pub(super) fn session_of(
-    shared: &Shared,
-    headers: &HeaderMap,
-    owner: Option<&SessionOwner>,
-) -> Result<Arc<Session>, Response> {
-    let Some(id) = headers.get(SESSION_ID) else {
-        return Err(missing_session());
-    };
-    let id = id.to_str().unwrap_or("");
-    shared
-        .sessions
-        .find(id, shared.config.session_idle_timeout)
-        .filter(|session| session.owner.is_none() || session.owner.as_ref() == owner)
-        .ok_or_else(unknown_session)
-}
-
 /// The `MCP-Protocol-Version` rules of a session (see the module docs).
 pub(super) fn check_version(
     shared: &Shared,
@@ -82,7 +60,7 @@ pub(super) fn check_version(
     let Some(header) = header else {
         return Ok(());
     };
-    let versions = &shared.server.inner.versions;
+    let versions = shared.backend.versions();
     let supported = header
         .parse::<ProtocolVersion>()
         .ok()

@@ -7,7 +7,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
 use super::SESSION_ID;
-use super::checks::{method_not_allowed, session_of, unknown_session};
+use super::checks::{method_not_allowed, unknown_session};
 use crate::http::Shared;
 use crate::http::owner::SessionOwner;
 
@@ -17,8 +17,14 @@ pub(crate) async fn delete(State(shared): State<Arc<Shared>>, request: Request) 
         return method_not_allowed();
     };
     let owner = request.extensions().get::<SessionOwner>();
-    if let Err(response) = session_of(&shared, request.headers(), owner) {
+    if let Err(response) = super::shared::session_of(&shared, request.headers(), owner).await {
         return response;
+    }
+    // Ended for every instance: the others find its record gone at their next request.
+    if let Some(store) = &shared.config.session_store
+        && let Err(e) = store.remove(id.to_str().unwrap_or("")).await
+    {
+        return super::shared::unavailable(&e);
     }
     match shared.sessions.remove(id.to_str().unwrap_or("")) {
         Some(session) => {

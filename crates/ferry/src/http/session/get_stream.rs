@@ -10,10 +10,10 @@ use ferry_protocol::ProtocolVersion;
 use ferry_protocol::jsonrpc::ErrorObject;
 
 use super::answer::{Ends, sse_response};
-use super::checks::{bad_request, check_version, method_not_allowed, session_of, too_many_streams};
+use super::checks::{bad_request, check_version, method_not_allowed, too_many_streams};
 use super::router::live;
 use super::state::Busy;
-use super::{LAST_EVENT_ID, SESSION_ID, STANDALONE};
+use super::{LAST_EVENT_ID, SESSION_ID};
 use crate::http::Shared;
 use crate::http::events::{self, ReplayError};
 use crate::http::owner::SessionOwner;
@@ -41,7 +41,7 @@ pub(crate) async fn get(State(shared): State<Arc<Shared>>, request: Request) -> 
         );
     }
     let owner = request.extensions().get::<SessionOwner>();
-    let session = match session_of(&shared, headers, owner) {
+    let session = match super::shared::session_of(&shared, headers, owner).await {
         Ok(session) => session,
         Err(response) => return response,
     };
@@ -59,7 +59,7 @@ pub(crate) async fn get(State(shared): State<Arc<Shared>>, request: Request) -> 
         Some(None) => return bad_request("Bad Request: malformed Last-Event-ID"),
         Some(Some((stream, after))) => {
             let mut routing = session.routing();
-            if stream > routing.next_stream {
+            if stream < routing.get_stream || stream > routing.next_stream {
                 drop(routing);
                 return bad_request("Bad Request: Last-Event-ID names no stream of this session");
             }
@@ -82,7 +82,7 @@ pub(crate) async fn get(State(shared): State<Arc<Shared>>, request: Request) -> 
                     );
                 }
             };
-            let open = if stream == STANDALONE {
+            let open = if stream == routing.get_stream {
                 Some(&mut routing.standalone)
             } else {
                 routing.streams.get_mut(&stream).map(|s| &mut s.live)
@@ -120,11 +120,12 @@ pub(crate) async fn get(State(shared): State<Arc<Shared>>, request: Request) -> 
                 return too_many_streams(limit);
             }
             routing.standalone = Some(tx);
+            let standalone = routing.get_stream;
             if session.version() >= ProtocolVersion::V2025_11_25 {
-                let last = session.store.last(&session.key(STANDALONE));
-                pending.push_back(events::priming(STANDALONE, last, shared.config.sse_retry));
+                let last = session.store.last(&session.key(standalone));
+                pending.push_back(events::priming(standalone, last, shared.config.sse_retry));
             }
-            (STANDALONE, false)
+            (standalone, false)
         }
     };
     let ends = if done {

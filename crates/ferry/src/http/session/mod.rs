@@ -63,7 +63,9 @@
 //! their responses (within the engine's shutdown grace), then its streams end.
 
 //! **Files.** `registry` (every session, expiry, shutdown), `state` (one session),
-//! `router` (which stream a message takes), `stream` (the channel to one HTTP stream), `post` (`initialize` and later POSTs),
+//! `router` (which stream a message takes), `stream` (the channel to one HTTP stream),
+//! `shared` (sessions shared with other instances: adoption, records), `post` (`initialize`
+//! and later POSTs),
 //! `answer` (JSON or SSE answers, keep-alives, polling), `get_stream` (GET and
 //! resumption), `delete`, `checks` (session lookup, version rules, refusals).
 
@@ -78,6 +80,7 @@ mod post;
 mod posted;
 mod registry;
 mod router;
+mod shared;
 mod state;
 mod stream;
 
@@ -97,8 +100,6 @@ const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 /// Events queued for one HTTP stream; a client this far behind is disconnected (it may
 /// resume from the event store).
 const STREAM_QUEUE: usize = 1024;
-/// The standalone (GET) stream's number.
-const STANDALONE: u64 = 0;
 
 /// Whether a POST belongs to the session era: batches, responses, `initialize`, requests
 /// without a stateless revision (in `_meta` or the header), and notifications carrying a

@@ -1,9 +1,7 @@
 //! Session-era POSTs: `initialize` (a new session) and every later message (202 for
 //! notifications and responses, a POST stream for requests).
 
-use std::sync::atomic::AtomicUsize;
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
@@ -11,20 +9,19 @@ use axum::response::{IntoResponse, Response};
 use ferry_protocol::jsonrpc::{ErrorObject, Message};
 use ferry_protocol::{Feature, ProtocolVersion, RequestId};
 use serde::Deserialize;
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use super::SESSION_ID;
 use super::answer::{self, answer};
-use super::checks::{bad_request, check_version, session_of, unknown_session};
+use super::checks::{bad_request, check_version, unknown_session};
 use super::posted::{Posted, Shape};
-use super::registry::{new_session_id, sweep};
-use super::router::{Delivery, run_router};
-use super::state::{Busy, Session};
-use crate::engine::{RelatedSink, Transport};
+use super::registry::{new_session_id, start_sweeper};
+use super::router::Delivery;
+use super::shared;
+use super::state::Busy;
 use crate::http::Shared;
 use crate::http::owner::RequestData;
 use crate::http::stateless::error_response;
+use crate::http::store::MAX_RECORDED_INITIALIZE_BYTES;
 
 /// A session-era POST (`claims` or [`Posted::classified`] said so).
 pub(crate) async fn post(
@@ -48,7 +45,7 @@ pub(crate) async fn post(
         Shape::Single(rejected) => (rejected, None),
         Shape::Batch(entries) => (None, Some(entries)),
     };
-    let session = match session_of(shared, headers, data.owner.as_ref()) {
+    let session = match shared::session_of(shared, headers, data.owner.as_ref()).await {
         Ok(session) => session,
         Err(response) => return response,
     };
@@ -75,6 +72,12 @@ pub(crate) async fn post(
     }
     if let Some(refused) = refused {
         return bad_request(refused);
+    }
+    if let Some(store) = &shared.config.session_store
+        && let Some(change) = shared::change_of(&bytes)
+        && let Err(e) = store.update(&session.id, &change).await
+    {
+        return shared::unavailable(&e);
     }
     if ids.is_empty() {
         if session
@@ -116,60 +119,22 @@ pub(super) async fn initialize(
     id: RequestId,
     data: RequestData,
 ) -> Response {
-    super::make_room(shared);
-    let session = {
-        let mut map = shared.sessions.map();
-        if shared.sessions.shutdown.is_cancelled() {
-            return error_response(
-                StatusCode::SERVICE_UNAVAILABLE,
-                None,
-                ErrorObject::internal_error("the server is shutting down"),
-            );
-        }
-        if map.len() + shared.legacy.len() >= shared.config.max_sessions {
-            return error_response(
-                StatusCode::SERVICE_UNAVAILABLE,
-                None,
-                ErrorObject::internal_error(format!(
-                    "too many sessions (limit {}); try again later",
-                    shared.config.max_sessions
-                )),
-            );
-        }
-        let (to_engine, incoming) = mpsc::channel(32);
-        let (outgoing, from_engine) = mpsc::channel(shared.server.inner.engine.write_queue.max(1));
-        let session = Arc::new(Session {
-            id: new_session_id(),
-            to_engine: Mutex::new(Some(to_engine)),
-            version: OnceLock::new(),
-            routing: Mutex::default(),
-            store: Arc::clone(&shared.sessions.store),
-            closed: CancellationToken::new(),
-            busy: AtomicUsize::new(0),
-            last_active: Mutex::new(Instant::now()),
-            owner: data.owner,
-        });
-        let weak = Arc::downgrade(&session);
-        let related = RelatedSink::new(move |request, frame| {
-            if let Some(session) = weak.upgrade() {
-                session.note_related(request, frame);
-            }
-        });
-        // The engine ends once its input closes (`Session::close`); the router after it.
-        shared.backend.connect(
-            crate::http::Connection::Session,
-            Transport::new(incoming, outgoing).with_related(related),
-        );
-        tokio::spawn(run_router(Arc::clone(&session), from_engine));
-        map.insert(session.id.clone(), Arc::clone(&session));
-        session
+    let store = shared.config.session_store.as_deref();
+    if store.is_some() && bytes.len() > MAX_RECORDED_INITIALIZE_BYTES {
+        return bad_request(format!(
+            "initialize is over {MAX_RECORDED_INITIALIZE_BYTES} bytes: too large to be shared \
+             between this server's instances"
+        ));
+    }
+    let session = match shared::start(shared, new_session_id(), data.owner) {
+        Ok(session) => session,
+        Err(response) => return response,
     };
-    let idle = shared.config.session_idle_timeout;
-    let weak = Arc::downgrade(shared);
-    shared.sessions.sweeper.call_once(|| {
-        let every = (idle / 2).clamp(Duration::from_millis(10), Duration::from_secs(30));
-        tokio::spawn(sweep(weak, every));
-    });
+    shared
+        .sessions
+        .map()
+        .insert(session.id.clone(), Arc::clone(&session));
+    start_sweeper(shared);
     let busy = Busy::new(&session);
     let end = |response: Response| {
         if let Some(session) = shared.sessions.remove(&session.id) {
@@ -225,6 +190,11 @@ pub(super) async fn initialize(
     let _ = session.version.set(version);
     // An idle session should hold no table sized for initialize's stream (~360 bytes).
     session.routing().release_idle();
+    if let Some(store) = store
+        && let Err(e) = shared::record(shared, store, &session, version, &bytes).await
+    {
+        return end(shared::unavailable(&e));
+    }
     let mut response = answer::only(shared, frame);
     if let Ok(value) = HeaderValue::from_str(&session.id) {
         response.headers_mut().insert(SESSION_ID, value);

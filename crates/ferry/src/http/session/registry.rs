@@ -16,6 +16,8 @@ pub(crate) struct Sessions {
     pub(super) store: Arc<dyn EventStore>,
     pub(super) shutdown: CancellationToken,
     pub(super) sweeper: std::sync::Once,
+    /// Held while a session of another instance is adopted (see `shared::adopt`).
+    pub(super) adopting: tokio::sync::Mutex<()>,
 }
 
 impl Sessions {
@@ -25,6 +27,7 @@ impl Sessions {
             store,
             shutdown: CancellationToken::new(),
             sweeper: std::sync::Once::new(),
+            adopting: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -100,7 +103,17 @@ pub(crate) fn make_room(shared: &Shared) {
     }
 }
 
-pub(super) async fn sweep(shared: Weak<Shared>, every: Duration) {
+/// Start the sweeper of idle sessions, once per router (at its first session).
+pub(super) fn start_sweeper(shared: &Arc<Shared>) {
+    let idle = shared.config.session_idle_timeout;
+    let weak = Arc::downgrade(shared);
+    shared.sessions.sweeper.call_once(|| {
+        let every = (idle / 2).clamp(Duration::from_millis(10), Duration::from_secs(30));
+        tokio::spawn(sweep(weak, every));
+    });
+}
+
+async fn sweep(shared: Weak<Shared>, every: Duration) {
     loop {
         tokio::time::sleep(every).await;
         let Some(shared) = shared.upgrade() else {
@@ -110,6 +123,7 @@ pub(super) async fn sweep(shared: Weak<Shared>, every: Duration) {
             return;
         }
         shared.sessions.sweep(shared.config.session_idle_timeout);
+        super::shared::refresh_busy(&shared).await;
     }
 }
 

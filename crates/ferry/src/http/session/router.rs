@@ -10,7 +10,6 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::STANDALONE;
 use super::state::Session;
 use super::stream::StreamTx;
 use crate::engine::{FastMap, Frame};
@@ -18,6 +17,10 @@ use crate::engine::{FastMap, Frame};
 /// Where the session's messages go.
 #[derive(Default)]
 pub(super) struct Routing {
+    /// The standalone (GET) stream's number; POST streams count up from it. 0 for a
+    /// session of this instance alone; a random base for a shared session, so event ids
+    /// of two instances' streams never name each other's (see `store`).
+    pub(super) get_stream: u64,
     pub(super) next_stream: u64,
     /// Requests in flight, by id: their POST stream.
     pub(super) requests: FastMap<RequestId, u64>,
@@ -248,7 +251,7 @@ impl Session {
             frame,
             last: false,
         };
-        let slot = if target == STANDALONE {
+        let slot = if target == routing.get_stream {
             &mut routing.standalone
         } else {
             match routing.streams.get_mut(&target) {
@@ -272,7 +275,7 @@ impl Session {
 /// GET stream's log.
 pub(super) fn fallback(routing: &Routing) -> u64 {
     if live(&routing.standalone) {
-        return STANDALONE;
+        return routing.get_stream;
     }
     routing
         .streams
@@ -280,7 +283,7 @@ pub(super) fn fallback(routing: &Routing) -> u64 {
         .filter(|(_, s)| live(&s.live))
         .map(|(n, _)| *n)
         .max()
-        .unwrap_or(STANDALONE)
+        .unwrap_or(routing.get_stream)
 }
 
 /// The router task: every frame the engine sends, to its stream; when the engine ends, the

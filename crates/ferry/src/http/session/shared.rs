@@ -1,0 +1,376 @@
+//! Sessions shared with other instances through a [`SessionStore`] (see `http::store`):
+//! starting a session's local engine, finding the session a request names (here, or
+//! adopted from its record), recording what the client changes, and keeping records of
+//! busy sessions alive.
+
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+use axum::body::Bytes;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use ferry_protocol::jsonrpc::ErrorObject;
+use ferry_protocol::{ProtocolVersion, RequestId};
+use serde::Deserialize;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::SESSION_ID;
+use super::checks::{missing_session, unknown_session};
+use super::router::{Delivery, Routing, run_router};
+use super::state::Session;
+use crate::engine::{RelatedSink, Transport};
+use crate::http::owner::SessionOwner;
+use crate::http::stateless::error_response;
+use crate::http::store::{RecordChange, SessionRecord, SessionStore, StoreError};
+use crate::http::{Connection, Shared};
+
+/// The answer when the session store cannot be reached: 503 with a JSON-RPC error.
+pub(super) fn unavailable(error: &StoreError) -> Response {
+    tracing::warn!("{error}");
+    error_response(
+        StatusCode::SERVICE_UNAVAILABLE,
+        None,
+        ErrorObject::internal_error(format!("{error}; try again shortly")),
+    )
+}
+
+/// A new session's local state with its engine and router running, or the refusal (the
+/// router is shutting down, or the session table is full). Not yet in the table.
+pub(super) fn start(
+    shared: &Arc<Shared>,
+    id: String,
+    owner: Option<SessionOwner>,
+) -> Result<Arc<Session>, Response> {
+    super::make_room(shared);
+    if shared.sessions.shutdown.is_cancelled() {
+        return Err(error_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            None,
+            ErrorObject::internal_error("the server is shutting down"),
+        ));
+    }
+    if shared.sessions.len() + shared.legacy.len() >= shared.config.max_sessions {
+        return Err(error_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            None,
+            ErrorObject::internal_error(format!(
+                "too many sessions (limit {}); try again later",
+                shared.config.max_sessions
+            )),
+        ));
+    }
+    let (to_engine, incoming) = mpsc::channel(32);
+    let (outgoing, from_engine) = mpsc::channel(shared.backend.write_queue().max(1));
+    let get_stream = if shared.config.session_store.is_some() {
+        stream_base()
+    } else {
+        0
+    };
+    let session = Arc::new(Session {
+        id,
+        to_engine: Mutex::new(Some(to_engine)),
+        version: OnceLock::new(),
+        routing: Mutex::new(Routing {
+            get_stream,
+            next_stream: get_stream,
+            ..Routing::default()
+        }),
+        store: Arc::clone(&shared.sessions.store),
+        closed: CancellationToken::new(),
+        busy: AtomicUsize::new(0),
+        last_active: Mutex::new(Instant::now()),
+        owner,
+    });
+    let weak = Arc::downgrade(&session);
+    let related = RelatedSink::new(move |request, frame| {
+        if let Some(session) = weak.upgrade() {
+            session.note_related(request, frame);
+        }
+    });
+    // The engine ends once its input closes (`Session::close`); the router after it.
+    shared.backend.connect(
+        Connection::Session,
+        Transport::new(incoming, outgoing).with_related(related),
+    );
+    tokio::spawn(run_router(Arc::clone(&session), from_engine));
+    Ok(session)
+}
+
+/// A random first stream number for a shared session's local state: 2^24 apart at least,
+/// so the event ids of two instances' streams of one session never collide.
+fn stream_base() -> u64 {
+    use chacha20poly1305::aead::OsRng;
+    use chacha20poly1305::aead::rand_core::RngCore;
+    u64::from(OsRng.next_u32() | 1) << 24
+}
+
+/// The session a request names (its `MCP-Session-Id`), or the answer refusing it: 400
+/// without the header, 404 when no such session is live (here or, with a store, in its
+/// record) or it belongs to another owner, 503 when the store cannot be reached.
+pub(super) async fn session_of(
+    shared: &Arc<Shared>,
+    headers: &HeaderMap,
+    owner: Option<&SessionOwner>,
+) -> Result<Arc<Session>, Response> {
+    let Some(id) = headers.get(SESSION_ID) else {
+        return Err(missing_session());
+    };
+    let id = id.to_str().unwrap_or("");
+    let idle = shared.config.session_idle_timeout;
+    let local = shared.sessions.find(id, idle);
+    let Some(store) = &shared.config.session_store else {
+        return local
+            .filter(|session| session.owner.is_none() || session.owner.as_ref() == owner)
+            .ok_or_else(unknown_session);
+    };
+    if let Some(session) = local {
+        if session.owner.is_some() && session.owner.as_ref() != owner {
+            return Err(unknown_session());
+        }
+        // One round trip: the session's expiry pushed back, and whether it still exists
+        // (a DELETE on another instance removes its record).
+        return match store.touch(id, idle).await {
+            Ok(true) => Ok(session),
+            Ok(false) => {
+                if let Some(session) = shared.sessions.remove(id) {
+                    session.close();
+                }
+                Err(unknown_session())
+            }
+            Err(e) => Err(unavailable(&e)),
+        };
+    }
+    if id.is_empty() || id.len() > 128 {
+        return Err(unknown_session());
+    }
+    let record = match store.load(id).await {
+        Ok(Some(record)) => record,
+        Ok(None) => return Err(unknown_session()),
+        Err(e) => return Err(unavailable(&e)),
+    };
+    if record.owner.is_some() && record.owner.as_deref() != owner.map(|o| &*o.0) {
+        return Err(unknown_session());
+    }
+    adopt(shared, store.as_ref(), record).await
+}
+
+/// Serve a session started on another instance: a local engine that is given the
+/// client's recorded `initialize`, `notifications/initialized`, log level and
+/// subscriptions (their answers go nowhere), then joins the session table.
+async fn adopt(
+    shared: &Arc<Shared>,
+    store: &dyn SessionStore,
+    record: SessionRecord,
+) -> Result<Arc<Session>, Response> {
+    // One adoption at a time per router: two requests of one session arriving together
+    // make one local engine, not two.
+    let _adopting = shared.sessions.adopting.lock().await;
+    let idle = shared.config.session_idle_timeout;
+    if let Some(session) = shared.sessions.find(&record.id, idle) {
+        return Ok(session);
+    }
+    let Ok(version) = record.revision.parse::<ProtocolVersion>() else {
+        return Err(unknown_session());
+    };
+    let owner = record.owner.as_deref().map(|o| SessionOwner(o.into()));
+    let session = start(shared, record.id.clone(), owner)?;
+    let _ = session.version.set(version);
+    let failed = |why: &str| {
+        tracing::warn!(session = %record.id, "cannot adopt the session: {why}");
+        session.close();
+        error_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            None,
+            ErrorObject::internal_error(format!(
+                "the session could not be resumed on this instance: {why}"
+            )),
+        )
+    };
+    let Ok(mut initialize) = serde_json::from_str::<serde_json::Value>(&record.initialize) else {
+        return Err(failed("its recorded initialize is not JSON"));
+    };
+    initialize["id"] = serde_json::json!("ferry-adopt-initialize");
+    if let Err(why) = replay(&session, initialize).await {
+        return Err(failed(&why));
+    }
+    let initialized = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    if session
+        .write(to_frame(&initialized), None, None)
+        .await
+        .is_err()
+    {
+        return Err(failed("its engine ended"));
+    }
+    if let Some(level) = &record.log_level {
+        let request = serde_json::json!({"jsonrpc": "2.0", "id": "ferry-adopt-level",
+            "method": "logging/setLevel", "params": {"level": level}});
+        if let Err(why) = replay(&session, request).await {
+            return Err(failed(&why));
+        }
+    }
+    for (n, uri) in record.subscriptions.iter().enumerate() {
+        let request = serde_json::json!({"jsonrpc": "2.0", "id": format!("ferry-adopt-sub-{n}"),
+            "method": "resources/subscribe", "params": {"uri": uri}});
+        if let Err(why) = replay(&session, request).await {
+            return Err(failed(&why));
+        }
+    }
+    session.routing().release_idle();
+    // The record may have gone while this instance replayed it (deleted elsewhere).
+    match store.touch(&record.id, idle).await {
+        Ok(true) => {}
+        Ok(false) => {
+            session.close();
+            return Err(unknown_session());
+        }
+        Err(e) => {
+            session.close();
+            return Err(unavailable(&e));
+        }
+    }
+    tracing::debug!(session = %record.id, "adopted a session started elsewhere");
+    shared
+        .sessions
+        .map()
+        .insert(record.id.clone(), Arc::clone(&session));
+    super::registry::start_sweeper(shared);
+    Ok(session)
+}
+
+fn to_frame(value: &serde_json::Value) -> Vec<u8> {
+    serde_json::to_vec(value).unwrap_or_default()
+}
+
+/// Write one request of the replay into the session's engine and wait for its answer,
+/// which goes nowhere (the client had it from the instance that first served it).
+async fn replay(session: &Arc<Session>, request: serde_json::Value) -> Result<(), String> {
+    let id: RequestId = serde_json::from_value(request["id"].clone())
+        .map_err(|e| format!("a replayed request has no id: {e}"))?;
+    let (stream, mut rx) = session
+        .open_post_stream(std::slice::from_ref(&id), Vec::new(), usize::MAX)
+        .map_err(|_| "a replayed request could not be tracked".to_owned())?;
+    if session.write(to_frame(&request), None, None).await.is_err() {
+        session.abandon(stream);
+        return Err("its engine ended".into());
+    }
+    loop {
+        match rx.recv().await {
+            Some(Delivery::Event { last: true, .. }) => return Ok(()),
+            Some(Delivery::Event { .. }) => {}
+            Some(Delivery::End) | None => return Err("its engine ended during the replay".into()),
+        }
+    }
+}
+
+/// Record a new session for the other instances (after its `initialize` succeeded).
+pub(super) async fn record(
+    shared: &Shared,
+    store: &dyn SessionStore,
+    session: &Session,
+    version: ProtocolVersion,
+    initialize: &Bytes,
+) -> Result<(), StoreError> {
+    let record = SessionRecord {
+        id: session.id.clone(),
+        revision: version.as_str().to_owned(),
+        initialize: String::from_utf8_lossy(initialize).into_owned(),
+        owner: session.owner.as_ref().map(|o| o.0.to_string()),
+        log_level: None,
+        subscriptions: Vec::new(),
+    };
+    store
+        .create(&record, shared.config.session_idle_timeout)
+        .await
+}
+
+/// What a POSTed message changes in its session's record: a log level, a subscription.
+/// Only single messages whose text names one of those methods are read again.
+pub(super) fn change_of(body: &[u8]) -> Option<RecordChange> {
+    const METHODS: [&[u8]; 3] = [
+        b"logging/setLevel",
+        b"resources/subscribe",
+        b"resources/unsubscribe",
+    ];
+    if !METHODS
+        .iter()
+        .any(|m| memchr::memmem::find(body, m).is_some())
+    {
+        return None;
+    }
+    #[derive(Deserialize)]
+    struct Params {
+        level: Option<String>,
+        uri: Option<String>,
+    }
+    #[derive(Deserialize)]
+    struct Request {
+        method: String,
+        params: Option<Params>,
+    }
+    let request: Request = serde_json::from_slice(body).ok()?;
+    let params = request.params?;
+    match request.method.as_str() {
+        "logging/setLevel" => params.level.map(RecordChange::LogLevel),
+        "resources/subscribe" => params.uri.map(RecordChange::Subscribe),
+        "resources/unsubscribe" => params.uri.map(RecordChange::Unsubscribe),
+        _ => None,
+    }
+}
+
+/// Keep the records of sessions with open streams alive: a client holding only a GET
+/// stream makes no request that would refresh its record. Called by the sweeper.
+pub(super) async fn refresh_busy(shared: &Shared) {
+    let Some(store) = &shared.config.session_store else {
+        return;
+    };
+    let busy: Vec<String> = shared
+        .sessions
+        .map()
+        .iter()
+        .filter(|(_, s)| s.busy.load(std::sync::atomic::Ordering::SeqCst) > 0)
+        .map(|(id, _)| id.clone())
+        .collect();
+    for id in busy {
+        if let Err(e) = store.touch(&id, shared.config.session_idle_timeout).await {
+            tracing::warn!("cannot refresh session {id}: {e}");
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_are_read_from_the_methods_that_make_them() {
+        let change = |body: &str| change_of(body.as_bytes());
+        assert_eq!(
+            change(
+                r#"{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"debug"}}"#
+            ),
+            Some(RecordChange::LogLevel("debug".into()))
+        );
+        assert_eq!(
+            change(
+                r#"{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"a://b"}}"#
+            ),
+            Some(RecordChange::Subscribe("a://b".into()))
+        );
+        assert_eq!(
+            change(
+                r#"{"jsonrpc":"2.0","id":1,"method":"resources/unsubscribe","params":{"uri":"a://b"}}"#
+            ),
+            Some(RecordChange::Unsubscribe("a://b".into()))
+        );
+        assert_eq!(
+            change(
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"logging/setLevel"}}"#
+            ),
+            None
+        );
+        assert_eq!(change(r#"[{"method":"logging/setLevel"}]"#), None);
+    }
+}

@@ -1,0 +1,288 @@
+//! Session records shared by several instances of one HTTP server, so any instance serves
+//! any session-era request (no sticky sessions) and losing one loses no session.
+//!
+//! Each session-era session has a [`SessionRecord`] in a [`SessionStore`]: what an
+//! instance needs to serve it without the client initializing again (the client's
+//! `initialize` request, the negotiated revision, its owner, log level and resource
+//! subscriptions). An instance that gets a request for a session it does not hold
+//! **adopts** it: it starts a local engine for the session and replays the recorded
+//! `initialize`, `notifications/initialized`, `logging/setLevel` and
+//! `resources/subscribe` to it (their answers are not sent anywhere), then serves the
+//! request. Every request of a session refreshes its record's expiry (one round trip);
+//! a session whose record is gone (deleted on any instance, or idle past the expiry) is
+//! unknown everywhere (404).
+//!
+//! Two stores come with Ferry: [`MemorySessionStore`] (one process: routers sharing it
+//! behave as instances sharing Redis; tests use it) and, with feature `redis`,
+//! [`RedisSessionStore`]. Without a store (the default) sessions live in their
+//! instance only, as a single-instance server needs.
+
+#[cfg(feature = "redis")]
+mod redis;
+
+#[cfg(feature = "redis")]
+pub use self::redis::{RedisConfig, RedisSessionStore};
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use futures_util::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+
+/// The largest `initialize` request a shared session records (its body as posted). Real
+/// ones are a few KiB; a larger one is refused (400) when a store is configured, since
+/// every instance that adopts the session reads it back.
+pub const MAX_RECORDED_INITIALIZE_BYTES: usize = 64 * 1024;
+
+/// The most resource subscriptions one session's record keeps; later ones are served by
+/// the instance that took them but not carried to others.
+pub const MAX_RECORDED_SUBSCRIPTIONS: usize = 1000;
+
+/// The longest subscribed URI a record keeps (longer ones are not carried).
+pub const MAX_RECORDED_URI_BYTES: usize = 2048;
+
+/// What an instance needs to serve a session it did not start.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionRecord {
+    /// The session id (`MCP-Session-Id`).
+    pub id: String,
+    /// The negotiated revision, as on the wire (`2025-06-18`).
+    pub revision: String,
+    /// The client's `initialize` request, as posted (JSON text).
+    pub initialize: String,
+    /// The principal the session is bound to ([`SessionOwner`](super::SessionOwner)), if
+    /// any: other principals get 404 on every instance.
+    pub owner: Option<String>,
+    /// The level the client set with `logging/setLevel`, if it did.
+    pub log_level: Option<String>,
+    /// The URIs the client subscribed to (`resources/subscribe`), oldest first.
+    pub subscriptions: Vec<String>,
+}
+
+/// Why a store could not answer: the HTTP layer answers 503 with a JSON-RPC error.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the session store is unavailable: {0}")]
+pub struct StoreError(pub String);
+
+/// A change to a session's record, made when the client's request asking for it is
+/// accepted by the server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RecordChange {
+    /// `logging/setLevel`.
+    LogLevel(String),
+    /// `resources/subscribe`.
+    Subscribe(String),
+    /// `resources/unsubscribe`.
+    Unsubscribe(String),
+}
+
+/// Session records shared by the instances of one server (see the module docs). Every
+/// call is bounded in time by the store itself: a store that cannot answer fails with
+/// [`StoreError`] rather than waiting.
+pub trait SessionStore: std::fmt::Debug + Send + Sync + 'static {
+    /// Keep `record`, expiring after `ttl` without [`touch`](SessionStore::touch).
+    fn create<'a>(
+        &'a self,
+        record: &'a SessionRecord,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// The record of session `id`, unless it ended or expired.
+    fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<SessionRecord>, StoreError>>;
+
+    /// Push session `id`'s expiry `ttl` into the future; `false` when it has no record
+    /// (ended or expired).
+    fn touch<'a>(&'a self, id: &'a str, ttl: Duration) -> BoxFuture<'a, Result<bool, StoreError>>;
+
+    /// Apply `change` to session `id`'s record (nothing when it has none).
+    fn update<'a>(
+        &'a self,
+        id: &'a str,
+        change: &'a RecordChange,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Forget session `id` (it was deleted).
+    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
+}
+
+/// A [`SessionStore`] in this process's memory: routers built with the same store share
+/// their sessions as instances sharing Redis do (each adopts the others' sessions).
+/// Expired records are dropped when next looked at, and swept on every create.
+#[derive(Debug, Default)]
+pub struct MemorySessionStore {
+    records: Mutex<HashMap<String, (SessionRecord, Instant)>>,
+}
+
+impl MemorySessionStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many records are live (expired ones not counted).
+    pub fn len(&self) -> usize {
+        let now = Instant::now();
+        self.map()
+            .values()
+            .filter(|(_, until)| *until > now)
+            .count()
+    }
+
+    /// Whether no record is live.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, (SessionRecord, Instant)>> {
+        self.records.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The live record of `id`, with its expiry; an expired one is dropped.
+    fn live<'m>(
+        map: &'m mut HashMap<String, (SessionRecord, Instant)>,
+        id: &str,
+    ) -> Option<&'m mut (SessionRecord, Instant)> {
+        if map
+            .get(id)
+            .is_some_and(|(_, until)| *until <= Instant::now())
+        {
+            map.remove(id);
+        }
+        map.get_mut(id)
+    }
+}
+
+impl SessionStore for MemorySessionStore {
+    fn create<'a>(
+        &'a self,
+        record: &'a SessionRecord,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let now = Instant::now();
+        let mut map = self.map();
+        map.retain(|_, (_, until)| *until > now);
+        map.insert(record.id.clone(), (record.clone(), now + ttl));
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<SessionRecord>, StoreError>> {
+        let record = Self::live(&mut self.map(), id).map(|(record, _)| record.clone());
+        Box::pin(std::future::ready(Ok(record)))
+    }
+
+    fn touch<'a>(&'a self, id: &'a str, ttl: Duration) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let found = match Self::live(&mut self.map(), id) {
+            Some((_, until)) => {
+                *until = Instant::now() + ttl;
+                true
+            }
+            None => false,
+        };
+        Box::pin(std::future::ready(Ok(found)))
+    }
+
+    fn update<'a>(
+        &'a self,
+        id: &'a str,
+        change: &'a RecordChange,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        if let Some((record, _)) = Self::live(&mut self.map(), id) {
+            apply(record, change);
+        }
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.map().remove(id);
+        Box::pin(std::future::ready(Ok(())))
+    }
+}
+
+/// Apply `change` to `record`, within the record's bounds.
+pub(crate) fn apply(record: &mut SessionRecord, change: &RecordChange) {
+    match change {
+        RecordChange::LogLevel(level) => record.log_level = Some(level.clone()),
+        RecordChange::Subscribe(uri) => {
+            if recordable(uri)
+                && record.subscriptions.len() < MAX_RECORDED_SUBSCRIPTIONS
+                && !record.subscriptions.contains(uri)
+            {
+                record.subscriptions.push(uri.clone());
+            }
+        }
+        RecordChange::Unsubscribe(uri) => record.subscriptions.retain(|u| u != uri),
+    }
+}
+
+/// Whether a subscribed URI is short enough to be carried in a record.
+pub(crate) fn recordable(uri: &str) -> bool {
+    uri.len() <= MAX_RECORDED_URI_BYTES
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(id: &str) -> SessionRecord {
+        SessionRecord {
+            id: id.into(),
+            revision: "2025-06-18".into(),
+            initialize: "{}".into(),
+            owner: None,
+            log_level: None,
+            subscriptions: Vec::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_memory_record_lives_until_its_expiry_and_touch_extends_it() {
+        let store = MemorySessionStore::new();
+        store
+            .create(&record("a"), Duration::from_millis(60))
+            .await
+            .unwrap();
+        assert!(store.load("a").await.unwrap().is_some());
+        tokio::time::sleep(Duration::from_millis(40)).await;
+        assert!(store.touch("a", Duration::from_millis(60)).await.unwrap());
+        tokio::time::sleep(Duration::from_millis(40)).await;
+        assert!(store.load("a").await.unwrap().is_some(), "touched");
+        tokio::time::sleep(Duration::from_millis(40)).await;
+        assert!(store.load("a").await.unwrap().is_none(), "expired");
+        assert!(!store.touch("a", Duration::from_secs(1)).await.unwrap());
+        assert!(store.is_empty());
+    }
+
+    #[tokio::test]
+    async fn changes_are_applied_within_bounds() {
+        let store = MemorySessionStore::new();
+        store
+            .create(&record("a"), Duration::from_secs(60))
+            .await
+            .unwrap();
+        let change = |c: RecordChange| {
+            let store = &store;
+            async move { store.update("a", &c).await.unwrap() }
+        };
+        change(RecordChange::LogLevel("debug".into())).await;
+        change(RecordChange::Subscribe("file:///a".into())).await;
+        change(RecordChange::Subscribe("file:///a".into())).await;
+        change(RecordChange::Subscribe("file:///b".into())).await;
+        change(RecordChange::Subscribe(
+            "x".repeat(MAX_RECORDED_URI_BYTES + 1),
+        ))
+        .await;
+        change(RecordChange::Unsubscribe("file:///a".into())).await;
+        let got = store.load("a").await.unwrap().unwrap();
+        assert_eq!(got.log_level.as_deref(), Some("debug"));
+        assert_eq!(got.subscriptions, vec!["file:///b".to_owned()]);
+        for i in 0..MAX_RECORDED_SUBSCRIPTIONS + 10 {
+            change(RecordChange::Subscribe(format!("file:///{i}"))).await;
+        }
+        let got = store.load("a").await.unwrap().unwrap();
+        assert_eq!(got.subscriptions.len(), MAX_RECORDED_SUBSCRIPTIONS);
+        store.remove("a").await.unwrap();
+        assert!(store.load("a").await.unwrap().is_none());
+    }
+}

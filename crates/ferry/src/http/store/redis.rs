@@ -1,0 +1,282 @@
+//! [`SessionStore`] in Redis (feature `redis`): one hash per session, expiring with the
+//! session's idle timeout.
+//!
+//! Keys (every one under the configured prefix, default `ferry:`):
+//!
+//! | key | type | holds | expiry |
+//! |---|---|---|---|
+//! | `{prefix}session:{id}` | hash | `record` (the record's JSON without level and subscriptions), `level`, one `sub:{uri}` field per subscription | the session idle timeout, pushed back by every request |
+//!
+//! Every call is one round trip (scripts check and change in one step, so a change never
+//! recreates a record another instance deleted), bounded by the response timeout.
+
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::{AsyncCommands, Script};
+
+use super::{
+    MAX_RECORDED_SUBSCRIPTIONS, RecordChange, SessionRecord, SessionStore, StoreError, recordable,
+};
+
+/// Where Redis is and how long to wait for it.
+#[derive(Clone, Debug)]
+pub struct RedisConfig {
+    /// `redis://host:port/db` (or `rediss://` where the client was built with TLS).
+    pub url: String,
+    /// Put before every key, so several servers (or tests) can share one Redis.
+    /// Default: `ferry:`.
+    pub prefix: String,
+    /// How long one command may take before it fails (the request then gets 503).
+    /// Default: 2 s.
+    pub response_timeout: Duration,
+    /// How long one connection attempt may take. Default: 2 s.
+    pub connection_timeout: Duration,
+}
+
+impl RedisConfig {
+    /// The defaults for the Redis at `url`.
+    pub fn new(url: impl Into<String>) -> Self {
+        RedisConfig {
+            url: url.into(),
+            prefix: "ferry:".into(),
+            response_timeout: Duration::from_secs(2),
+            connection_timeout: Duration::from_secs(2),
+        }
+    }
+
+    /// Put `prefix` before every key.
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+}
+
+/// Session records in Redis (see the module docs). Reconnects by itself: while Redis is
+/// unreachable every call fails within the timeouts, and the next call after it is back
+/// succeeds.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::sync::Arc;
+/// use ferry::http::HttpConfig;
+/// use ferry::http::store::{RedisConfig, RedisSessionStore};
+///
+/// let store = RedisSessionStore::new(RedisConfig::new("redis://127.0.0.1:6379/0"))?;
+/// let config = HttpConfig::default().session_store(Arc::new(store));
+/// # drop(config);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct RedisSessionStore {
+    connection: ConnectionManager,
+    prefix: String,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for RedisSessionStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisSessionStore")
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The record's fields that never change, as stored in the `record` field.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Fixed {
+    revision: String,
+    initialize: String,
+    owner: Option<String>,
+}
+
+/// Set `level` (ARGV[1]) if the record exists.
+const SET_LEVEL: &str = r"
+if redis.call('exists', KEYS[1]) == 1 then
+  redis.call('hset', KEYS[1], 'level', ARGV[1])
+end
+return 0";
+
+/// Add subscription field ARGV[1] if the record exists and has fewer than ARGV[2] fields.
+const SUBSCRIBE: &str = r"
+if redis.call('exists', KEYS[1]) == 1 and redis.call('hlen', KEYS[1]) < tonumber(ARGV[2]) then
+  redis.call('hset', KEYS[1], ARGV[1], 1)
+end
+return 0";
+
+impl RedisSessionStore {
+    /// A store for the Redis `config` names. Connects on first use (a server starts while
+    /// Redis is down, and answers 503 until it is up); fails only on a malformed URL.
+    pub fn new(config: RedisConfig) -> Result<Self, StoreError> {
+        let client = redis::Client::open(config.url.as_str())
+            .map_err(|e| StoreError(format!("invalid Redis URL {:?}: {e}", config.url)))?;
+        let manager = ConnectionManagerConfig::new()
+            .set_response_timeout(Some(config.response_timeout))
+            .set_connection_timeout(Some(config.connection_timeout))
+            .set_number_of_retries(1)
+            .set_max_delay(Duration::from_millis(500));
+        let connection = ConnectionManager::new_lazy_with_config(client, manager)
+            .map_err(|e| StoreError(format!("cannot set up the Redis connection: {e}")))?;
+        Ok(RedisSessionStore {
+            connection,
+            prefix: config.prefix,
+            // A command's whole bound: a reconnection attempt and the command itself.
+            timeout: config.connection_timeout + config.response_timeout,
+        })
+    }
+
+    /// The key of session `id`'s hash.
+    pub fn session_key(&self, id: &str) -> String {
+        format!("{}session:{id}", self.prefix)
+    }
+
+    /// Run `command` on a clone of the connection (a cheap handle) within the bound.
+    async fn run<T>(
+        &self,
+        what: &str,
+        command: impl AsyncFnOnce(&mut ConnectionManager) -> redis::RedisResult<T>,
+    ) -> Result<T, StoreError> {
+        let mut connection = self.connection.clone();
+        match tokio::time::timeout(self.timeout, command(&mut connection)).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(StoreError(format!("Redis failed to {what}: {e}"))),
+            Err(_) => Err(StoreError(format!(
+                "Redis did not answer within {:?} to {what}",
+                self.timeout
+            ))),
+        }
+    }
+}
+
+fn millis(ttl: Duration) -> i64 {
+    i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX).max(1)
+}
+
+impl SessionStore for RedisSessionStore {
+    fn create<'a>(
+        &'a self,
+        record: &'a SessionRecord,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let key = self.session_key(&record.id);
+            let fixed = serde_json::to_string(&Fixed {
+                revision: record.revision.clone(),
+                initialize: record.initialize.clone(),
+                owner: record.owner.clone(),
+            })
+            .map_err(|e| StoreError(format!("cannot encode a session record: {e}")))?;
+            let mut pipe = redis::pipe();
+            pipe.atomic().del(&key).ignore();
+            pipe.hset(&key, "record", fixed).ignore();
+            if let Some(level) = &record.log_level {
+                pipe.hset(&key, "level", level).ignore();
+            }
+            for uri in record.subscriptions.iter().filter(|u| recordable(u)) {
+                pipe.hset(&key, format!("sub:{uri}"), 1).ignore();
+            }
+            pipe.pexpire(&key, millis(ttl)).ignore();
+            self.run("create a session record", async |c| {
+                pipe.query_async::<()>(c).await
+            })
+            .await
+        })
+    }
+
+    fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<SessionRecord>, StoreError>> {
+        Box::pin(async move {
+            let key = self.session_key(id);
+            let fields: Vec<(String, String)> = self
+                .run("read a session record", async |c| c.hgetall(&key).await)
+                .await?;
+            let mut fixed = None;
+            let mut log_level = None;
+            let mut subscriptions = Vec::new();
+            for (field, value) in fields {
+                match field.as_str() {
+                    "record" => fixed = serde_json::from_str::<Fixed>(&value).ok(),
+                    "level" => log_level = Some(value),
+                    other => {
+                        if let Some(uri) = other.strip_prefix("sub:") {
+                            subscriptions.push(uri.to_owned());
+                        }
+                    }
+                }
+            }
+            // A hash without a readable `record` is no session (a partial write cannot
+            // happen: records are created atomically).
+            Ok(fixed.map(|fixed| SessionRecord {
+                id: id.to_owned(),
+                revision: fixed.revision,
+                initialize: fixed.initialize,
+                owner: fixed.owner,
+                log_level,
+                subscriptions,
+            }))
+        })
+    }
+
+    fn touch<'a>(&'a self, id: &'a str, ttl: Duration) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            let key = self.session_key(id);
+            self.run("refresh a session record", async |c| {
+                c.pexpire(&key, millis(ttl)).await
+            })
+            .await
+        })
+    }
+
+    fn update<'a>(
+        &'a self,
+        id: &'a str,
+        change: &'a RecordChange,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let key = self.session_key(id);
+            match change {
+                RecordChange::LogLevel(level) => {
+                    let script = Script::new(SET_LEVEL);
+                    self.run("record a log level", async |c| {
+                        script.key(&key).arg(level).invoke_async::<i64>(c).await
+                    })
+                    .await?;
+                }
+                RecordChange::Subscribe(uri) if recordable(uri) => {
+                    // `record` and `level` take at most two fields.
+                    let limit = MAX_RECORDED_SUBSCRIPTIONS + 2;
+                    let script = Script::new(SUBSCRIBE);
+                    self.run("record a subscription", async |c| {
+                        script
+                            .key(&key)
+                            .arg(format!("sub:{uri}"))
+                            .arg(limit)
+                            .invoke_async::<i64>(c)
+                            .await
+                    })
+                    .await?;
+                }
+                RecordChange::Subscribe(_) => {}
+                RecordChange::Unsubscribe(uri) => {
+                    self.run("drop a subscription", async |c| {
+                        c.hdel::<_, _, i64>(&key, format!("sub:{uri}")).await
+                    })
+                    .await?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let key = self.session_key(id);
+            self.run("delete a session record", async |c| {
+                c.del::<_, i64>(&key).await
+            })
+            .await
+            .map(drop)
+        })
+    }
+}

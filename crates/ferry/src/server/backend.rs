@@ -1,0 +1,32 @@
+//! The server as the [`Backend`] of a transport that opens many connections (the HTTP
+//! server): the one place such a transport meets the server.
+
+use ferry_protocol::VersionSet;
+use ferry_protocol::types::JsonObject;
+
+use super::{Server, session};
+use crate::engine::{Backend, Connection, Transport};
+
+impl Backend for Server {
+    fn connect(&self, connection: Connection, transport: Transport) {
+        // The engine's task ends by itself once the transport's input closes.
+        match connection {
+            Connection::Stateless => session::serve_request(self.clone(), transport),
+            Connection::Session | Connection::Legacy => drop(self.serve(transport)),
+        }
+    }
+
+    fn versions(&self) -> &VersionSet {
+        &self.inner.versions
+    }
+
+    fn with_input_schema(&self, tool: &str, check: &mut dyn FnMut(Option<&JsonObject>)) {
+        // Looked at in a snapshot, not cloned: a schema can be large.
+        let tools = self.inner.tools.snapshot();
+        check(tools.entries.get(tool).map(|e| &e.tool().input_schema));
+    }
+
+    fn write_queue(&self) -> usize {
+        self.inner.engine.write_queue
+    }
+}

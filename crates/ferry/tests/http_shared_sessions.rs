@@ -1,0 +1,323 @@
+//! Session-era sessions shared by two instances through one session store, over real
+//! sockets on 127.0.0.1: each instance is its own server and router; they share only a
+//! `MemorySessionStore`, as instances share Redis. A session started on one is served by
+//! the other without the client initializing again, with its log level and subscriptions;
+//! a DELETE on either ends it on both.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ferry::http::HttpConfig;
+use ferry::http::store::{MemorySessionStore, SessionStore};
+use ferry::protocol::types::{LoggingLevel, Resource};
+use ferry::server::{Context, Server};
+use reqwest::StatusCode;
+use reqwest::header::CONTENT_TYPE;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+#[derive(Deserialize, JsonSchema)]
+struct Text {
+    /// The text.
+    text: String,
+}
+
+fn server() -> Server {
+    let notes: Resource = serde_json::from_value(json!({"uri": "memo://notes", "name": "notes"}))
+        .expect("a resource");
+    Server::builder("shared-test", "1.0.0")
+        .logging()
+        .tool(
+            "echo",
+            "Echo",
+            |a: Text, _cx: Context| async move { a.text },
+        )
+        .tool(
+            "chatty",
+            "Logs at info, then answers",
+            |a: Text, cx: Context| async move {
+                cx.log(LoggingLevel::Info, None, json!("working")).await;
+                a.text
+            },
+        )
+        .resource(notes, |_cx: Context| async move {
+            let contents = serde_json::from_value(json!({"uri": "memo://notes", "text": "hello"}));
+            Ok::<_, ferry::server::ResourceError>(vec![contents.expect("contents")])
+        })
+        .build()
+}
+
+struct Instance {
+    server: Server,
+    url: String,
+}
+
+async fn instance(store: &Arc<MemorySessionStore>, idle: Duration) -> Instance {
+    let server = server();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let shared: Arc<dyn SessionStore> = store.clone();
+    let config = HttpConfig::default()
+        .session_store(shared)
+        .session_idle_timeout(idle);
+    tokio::spawn(ferry::http::serve(server.clone(), listener, config));
+    Instance {
+        server,
+        url: format!("http://{address}/mcp"),
+    }
+}
+
+fn post(
+    http: &reqwest::Client,
+    url: &str,
+    session: Option<&str>,
+    body: &Value,
+) -> reqwest::RequestBuilder {
+    let mut request = http
+        .post(url)
+        .header(CONTENT_TYPE, "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_string());
+    if let Some(session) = session {
+        request = request
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-06-18");
+    }
+    request
+}
+
+async fn initialize(http: &reqwest::Client, url: &str) -> String {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    let response = post(http, url, None, &body).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let id = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let response = post(http, url, Some(&id), &initialized)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    id
+}
+
+/// The answer to a request: the JSON body, or every SSE event's data in order.
+async fn answer(response: reqwest::Response) -> Vec<Value> {
+    let sse = response.headers()[CONTENT_TYPE]
+        .to_str()
+        .unwrap()
+        .starts_with("text/event-stream");
+    let text = response.text().await.unwrap();
+    if !sse {
+        return vec![serde_json::from_str(&text).unwrap()];
+    }
+    text.split("\n\n")
+        .filter_map(|event| {
+            let data: Vec<&str> = event
+                .lines()
+                .filter_map(|l| l.strip_prefix("data: "))
+                .collect();
+            (!data.is_empty() && !data.concat().is_empty())
+                .then(|| serde_json::from_str(&data.join("\n")).unwrap())
+        })
+        .collect()
+}
+
+fn call(id: u64, name: &str, text: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": name, "arguments": {"text": text}}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_started_on_one_instance_is_served_by_another() {
+    let store = Arc::new(MemorySessionStore::new());
+    let a = instance(&store, Duration::from_secs(60)).await;
+    let b = instance(&store, Duration::from_secs(60)).await;
+    let http = reqwest::Client::new();
+    let session = initialize(&http, &a.url).await;
+    assert_eq!(store.len(), 1, "the session is recorded");
+
+    // A call on B: B adopts the session (no initialize from the client) and answers.
+    let response = post(&http, &b.url, Some(&session), &call(2, "echo", "on b"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let events = answer(response).await;
+    assert_eq!(events.last().unwrap()["id"], 2, "{events:?}");
+    assert_eq!(
+        events.last().unwrap()["result"]["content"][0]["text"],
+        "on b"
+    );
+
+    // The log level set on A holds on B: no info log before the answer.
+    let set_level = json!({"jsonrpc": "2.0", "id": 3, "method": "logging/setLevel",
+                           "params": {"level": "error"}});
+    let response = post(&http, &a.url, Some(&session), &set_level)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    // A third instance adopts it now, with the level in its record.
+    let c = instance(&store, Duration::from_secs(60)).await;
+    let response = post(&http, &c.url, Some(&session), &call(4, "chatty", "quiet"))
+        .send()
+        .await
+        .unwrap();
+    let events = answer(response).await;
+    assert_eq!(
+        events.len(),
+        1,
+        "no log message below the level: {events:?}"
+    );
+    assert_eq!(events[0]["result"]["content"][0]["text"], "quiet");
+    // Without a level, an adopted session gets every log (the check above can fail).
+    let fresh = initialize(&http, &a.url).await;
+    let response = post(&http, &c.url, Some(&fresh), &call(5, "chatty", "loud"))
+        .send()
+        .await
+        .unwrap();
+    let events = answer(response).await;
+    assert_eq!(events.len(), 2, "the log, then the answer: {events:?}");
+    assert_eq!(events[0]["method"], "notifications/message");
+    drop(c);
+
+    // A subscription taken on A is served by B: B's own server announces the update on
+    // B's GET stream.
+    let subscribe = json!({"jsonrpc": "2.0", "id": 6, "method": "resources/subscribe",
+                           "params": {"uri": "memo://notes"}});
+    let response = post(&http, &a.url, Some(&session), &subscribe)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let d = instance(&store, Duration::from_secs(60)).await;
+    let mut stream = http
+        .get(&d.url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), StatusCode::OK);
+    d.server.notify_resource_updated("memo://notes");
+    let mut seen = String::new();
+    while !seen.contains("notifications/resources/updated") {
+        let chunk = tokio::time::timeout(Duration::from_secs(5), stream.chunk())
+            .await
+            .expect("the update on the adopting instance's GET stream")
+            .unwrap()
+            .expect("the stream stays open");
+        seen.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    assert!(seen.contains("memo://notes"), "{seen}");
+    drop(stream);
+
+    // DELETE on B ends the session on A too.
+    let response = http
+        .delete(&b.url)
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    for url in [&a.url, &b.url, &d.url] {
+        let response = post(&http, url, Some(&session), &call(7, "echo", "gone"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::NOT_FOUND, "{url}");
+    }
+    drop(a.server);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_id_of_another_instance_names_no_stream_here() {
+    let store = Arc::new(MemorySessionStore::new());
+    let a = instance(&store, Duration::from_secs(60)).await;
+    let b = instance(&store, Duration::from_secs(60)).await;
+    let http = reqwest::Client::new();
+    let session = initialize(&http, &a.url).await;
+    // A's GET stream, with a priming event id (2025-11-25 sessions only): open one POST
+    // stream on A with SSE instead, by asking for progress.
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "chatty", "arguments": {"text": "x"}}});
+    let response = post(&http, &a.url, Some(&session), &body)
+        .send()
+        .await
+        .unwrap();
+    let text = response.text().await.unwrap();
+    let event_id = text
+        .lines()
+        .find_map(|l| l.strip_prefix("id: "))
+        .expect("an SSE event with an id")
+        .to_owned();
+    // B opens streams of its own for the session (numbered as A's would be, were the
+    // numbers not drawn apart)...
+    for id in 3..5 {
+        let response = post(&http, &b.url, Some(&session), &call(id, "chatty", "y"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        response.text().await.unwrap();
+    }
+    // ...and still A's event id names none of B's streams: refused, never another
+    // stream's events.
+    let response = http
+        .get(&b.url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .header("last-event-id", &event_id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{event_id}");
+    // On A it resumes.
+    let response = http
+        .get(&a.url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .header("last-event-id", &event_id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK, "{event_id}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_record_expires_with_the_idle_timeout_unless_used() {
+    let store = Arc::new(MemorySessionStore::new());
+    let a = instance(&store, Duration::from_millis(400)).await;
+    let b = instance(&store, Duration::from_millis(400)).await;
+    let http = reqwest::Client::new();
+    let session = initialize(&http, &a.url).await;
+    // Used on B more often than the idle time: alive everywhere.
+    for i in 0..4 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let response = post(&http, &b.url, Some(&session), &call(10 + i, "echo", "x"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "call {i}");
+    }
+    assert_eq!(store.len(), 1);
+    // Then idle: gone from the store and from both instances.
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    assert_eq!(store.len(), 0, "the record expired");
+    for url in [&a.url, &b.url] {
+        let response = post(&http, url, Some(&session), &call(20, "echo", "x"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::NOT_FOUND, "{url}");
+    }
+}
