@@ -1,8 +1,14 @@
 //! `evaluate` (seed 000, in Rhai) through `ferry serve` on stdio: persistent sessions,
-//! isolation, the seed's error layout, limits, responsiveness and cancellation.
+//! isolation, the seed's error layout, limits, responsiveness and cancellation; and
+//! through `ferry serve --http` (stateless calls, each a session of its own, in a process
+//! whose threads and memory the tests read from `/proc`), limits that hold while a script
+//! sleeps, calls back from a native function or fills a map.
 
 mod support;
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -11,6 +17,14 @@ use support::{Client, is_error, text};
 /// A script that would run until the time limit (5 s): each step is one operation that
 /// does a lot of work, so the operation limit is far away.
 const SLOW: &str = "loop { let a = []; a.pad(100000, 0); }";
+
+/// A script that would run for hours: each call of a function pointer by `map` restarts
+/// Rhai's count of operations, so a check on that count alone never came.
+const NESTED_MAP: &str = "let a = []; a.pad(100000, 0); \
+    a.map(|x| { let b = []; b.pad(100000, 0); b.map(|y| y + 1); x }).len()";
+
+/// How `evaluate` answers a script stopped by the time limit (then `[Position]`).
+const TIMED_OUT: &str = "[ERROR] TIMEOUT\nthe script ran longer than the time limit of 5 s\n";
 
 /// Call `evaluate` with `code` as request `id`; the result.
 fn eval(client: &mut Client, id: impl Into<Value>, code: &str) -> Value {
@@ -230,4 +244,231 @@ fn deeply_nested_values_do_not_crash_the_server() {
     );
     assert_eq!(text(&eval(&mut client, 4, "1 + 1")), "=> 2");
     assert!(client.finish(), "exits 0 on EOF");
+}
+
+#[test]
+fn sleep_is_stopped_by_the_time_limit_and_the_session_goes_on() {
+    let mut client = Client::start();
+    eval(&mut client, 1, "let x = 1;");
+    let started = Instant::now();
+    let slept = eval(&mut client, 2, "sleep(100000)");
+    assert!(text(&slept).starts_with(TIMED_OUT), "{slept}");
+    // The 5 s limit, with room for a loaded machine.
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(text(&eval(&mut client, 3, "x + 1")), "=> 2");
+    assert!(client.finish(), "exits 0 on EOF");
+}
+
+#[test]
+fn cancellation_stops_a_sleep_and_a_callback() {
+    let mut client = Client::start();
+    for (id, code) in [(1, "sleep(100000)"), (3, NESTED_MAP)] {
+        client.call(id, "evaluate", json!({"code": code}));
+        std::thread::sleep(Duration::from_millis(300));
+        let cancelled = Instant::now();
+        client.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled",
+            "params":{"requestId": id, "reason": "test"}}));
+        // Answered only once the cancelled script has stopped and freed the session.
+        client.call(id + 1, "evaluate", json!({"code": "1 + 1"}));
+        let next = client.next();
+        assert_eq!(next["id"], id + 1, "{code}: {next}");
+        assert_eq!(text(&next["result"]), "=> 2");
+        assert!(
+            cancelled.elapsed() < Duration::from_millis(2500),
+            "{code}: stopped {:?} after the cancellation",
+            cancelled.elapsed()
+        );
+    }
+}
+
+#[test]
+fn timed_out_calls_leave_no_thread_behind() {
+    let server = HttpServer::start();
+    let idle = server.threads();
+    assert_eq!(text(&server.eval("1")), "=> 1");
+    // Stateless calls: sessions of their own, so they run at once, each on a thread.
+    let mut codes = vec!["sleep(100000)"; 26];
+    codes.extend(["sleep(1e9)", "sleep(100000.0)", NESTED_MAP, NESTED_MAP]);
+    let started = Instant::now();
+    let calls: Vec<_> = codes
+        .into_iter()
+        .map(|code| {
+            let addr = server.addr.clone();
+            std::thread::spawn(move || (code, http_eval(&addr, code)))
+        })
+        .collect();
+    for call in calls {
+        let (code, result) = call.join().expect("the call's thread");
+        assert!(text(&result).starts_with(TIMED_OUT), "{code}: {result}");
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    // Each script's thread ends with it (a thread left per call had a 256 MiB stack).
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while server.threads() > idle + 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left = server.threads();
+    assert!(
+        left <= idle + 2,
+        "{left} threads after 30 calls, {idle} before"
+    );
+    assert_eq!(text(&server.eval("2")), "=> 2", "still serving");
+}
+
+#[test]
+fn growing_data_is_stopped_by_the_size_and_memory_limits() {
+    let server = HttpServer::start();
+    let table: &[(&str, &str)] = &[
+        // Rhai checks the value of `m[key] = value`, not the map it goes into.
+        (
+            "let m = #{}; let i = 0; loop { m[`k${i}`] = i; i += 1; }",
+            "[ERROR] DATA-TOO-LARGE\nSize of object map too large\n",
+        ),
+        (
+            "let a = []; a.pad(100000, 0); let m = #{}; let i = 0; \
+             loop { m[`${i}`] = a; i += 1; }",
+            "[ERROR] DATA-TOO-LARGE\nSize of array/BLOB too large\n",
+        ),
+        // Keys of 100 kB: within the map's 10,000 properties, not counted by Rhai.
+        (
+            "let k = \"k\"; k.pad(100000, \"k\"); let m = #{}; let i = 0; \
+             loop { m[k + i] = i; i += 1; }",
+            "[ERROR] MEMORY-LIMIT\nthe script held more than 64 MiB of memory at once\n",
+        ),
+        // Strings of 1 MiB collected by `map`, out of reach of any variable.
+        (
+            "let a = []; a.pad(100000, 0); \
+             a.map(|x| { let s = \"12345678\"; for j in 0..17 { s += s; } s }).len()",
+            "[ERROR] MEMORY-LIMIT\nthe script held more than 64 MiB of memory at once\n",
+        ),
+        // 20,000 times 20,000 bytes, refused before it is built.
+        (
+            "let s = \"a\"; s.pad(20000, \"a\"); s.replace(\"a\", s); s.len()",
+            "[ERROR] DATA-TOO-LARGE\nLength of string too large\n",
+        ),
+    ];
+    for (code, expected) in table {
+        let started = Instant::now();
+        let result = server.eval(code);
+        assert!(text(&result).starts_with(expected), "{code}: {result}");
+        // Stopped by the limit, well before the time limit would have.
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "{code}: {:?}",
+            started.elapsed()
+        );
+        let peak = server.peak_rss_kib();
+        assert!(
+            peak < 200 << 10,
+            "{code}: the server's RSS peaked at {peak} KiB"
+        );
+    }
+}
+
+/// A running `ferry serve --http 127.0.0.1:0`, killed when dropped.
+struct HttpServer {
+    child: Child,
+    /// The address it listens on.
+    addr: String,
+}
+
+impl HttpServer {
+    /// Start it and read the address from its banner; the rest of stderr is drained.
+    fn start() -> HttpServer {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ferry"))
+            .args(["serve", "--http", "127.0.0.1:0"])
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn ferry serve --http");
+        let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+        let mut banner = String::new();
+        stderr.read_line(&mut banner).expect("banner");
+        let addr = banner
+            .trim()
+            .strip_prefix("ferry serve: MCP on http://")
+            .and_then(|rest| rest.strip_suffix("/mcp"))
+            .unwrap_or_else(|| panic!("banner {banner:?}"))
+            .to_owned();
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        HttpServer { child, addr }
+    }
+
+    /// A stateless `evaluate` of `code`; the result.
+    fn eval(&self, code: &str) -> Value {
+        http_eval(&self.addr, code)
+    }
+
+    /// The threads of the process.
+    fn threads(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/task", self.child.id()))
+            .expect("/proc/PID/task")
+            .count()
+    }
+
+    /// The peak resident memory of the process, in KiB (`VmHWM`).
+    fn peak_rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .expect("/proc/PID/status");
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmHWM:"))
+            .and_then(|value| value.trim().strip_suffix("kB"))
+            .and_then(|kib| kib.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no VmHWM in {status}"))
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// POST a stateless `tools/call` of `evaluate` with `code` to `addr`; the result.
+fn http_eval(addr: &str, code: &str) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "evaluate", "arguments": {"code": code},
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}}}})
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: tools/call\r\nMcp-Name: evaluate\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(support::WAIT))
+        .expect("read timeout");
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut response = String::new();
+    stream
+        .read_to_string(&mut response)
+        .unwrap_or_else(|e| panic!("no response to {code:?}: {e}"));
+    let (head, body) = response
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("{response}"));
+    assert!(head.starts_with("HTTP/1.1 200"), "{response}");
+    // A JSON body, or the `data:` line of an event stream.
+    let json = body
+        .lines()
+        .map(|line| line.strip_prefix("data:").unwrap_or(line).trim())
+        .find(|line| line.starts_with('{'))
+        .unwrap_or_else(|| panic!("no JSON in {response}"));
+    let reply: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    reply
+        .get("result")
+        .cloned()
+        .unwrap_or_else(|| panic!("not a result: {reply}"))
 }

@@ -11,10 +11,10 @@
 //!   session as it was.
 //! - **Sandbox** ([`sandbox`]): Rhai has no file, network or process access; `import`
 //!   (the `no_module` feature) and `eval` are removed; operations, call depth, expression
-//!   depth, string, array and map sizes, variables, functions and wall time are limited
-//!   (the constants below), and the request's cancellation stops a running script. Not
-//!   limited: the memory one script holds at once beyond those sizes (up to
-//!   [`MAX_VARIABLES`] values of the maximal sizes); Rhai has no allocation limit.
+//!   depth, string, array and map sizes, variables, functions, wall time and the memory
+//!   the script's thread holds are limited (the constants below), and the request's
+//!   cancellation stops a running script. The limits hold while a script loops, calls back
+//!   from a native function or sleeps, so its thread ends with it.
 //! - **Responsiveness**: each script runs on a thread of its own, so the server keeps
 //!   answering other requests while one runs. Not `spawn_blocking`: the blocking pool's
 //!   threads have tokio's default 2 MiB stack, and Rhai clones, prints and drops nested
@@ -72,6 +72,10 @@ pub(crate) const MAX_FUNCTIONS: usize = 1_000;
 pub(crate) const MAX_KEPT_DEPTH: usize = 128;
 /// Estimated memory of the variables a session keeps ([`measure`]).
 pub(crate) const MAX_KEPT_BYTES: usize = 16 << 20;
+/// Heap memory one script's thread may hold at once ([`sandbox`]): the copy of its
+/// session's variables (up to [`MAX_KEPT_BYTES`] as estimated, more in fact) and everything
+/// the script makes. Rhai has no allocation limit of its own.
+pub(crate) const MAX_MEMORY_BYTES: usize = 64 << 20;
 /// Stack of the thread a script runs on (reserved, used as needed): Rhai recurses over
 /// nested values, which the size limits allow to nest about [`MAX_ARRAY_LEN`] +
 /// [`MAX_MAP_LEN`] levels within one script.

@@ -7,11 +7,11 @@ use ferry::protocol::types::{CallToolResult, ContentBlock};
 use rhai::{Dynamic, EvalAltResult, Position};
 
 use super::measure::{self, Excess};
-use super::sandbox::CANCELLED;
+use super::sandbox::{CANCELLED, MEMORY, OPERATIONS};
 use super::sessions::Failure;
 use super::{
-    MAX_CALL_LEVELS, MAX_FUNCTIONS, MAX_KEPT_BYTES, MAX_KEPT_DEPTH, MAX_OPERATIONS,
-    MAX_VALUE_BYTES, MAX_VARIABLES, TIME_LIMIT,
+    MAX_CALL_LEVELS, MAX_FUNCTIONS, MAX_KEPT_BYTES, MAX_KEPT_DEPTH, MAX_MEMORY_BYTES,
+    MAX_OPERATIONS, MAX_VALUE_BYTES, MAX_VARIABLES, TIME_LIMIT,
 };
 
 /// The outcome of one script.
@@ -148,8 +148,12 @@ fn kind(error: &EvalAltResult) -> String {
         E::ErrorTooManyVariables(..) => "TOO-MANY-VARIABLES",
         E::ErrorStackOverflow(..) => "STACK-OVERFLOW",
         E::ErrorDataTooLarge(..) => "DATA-TOO-LARGE",
-        E::ErrorTerminated(token, ..) if token.to_string() == CANCELLED => "CANCELLED",
-        E::ErrorTerminated(..) => "TIMEOUT",
+        E::ErrorTerminated(token, ..) => match token.to_string().as_str() {
+            CANCELLED => "CANCELLED",
+            OPERATIONS => "TOO-MANY-OPERATIONS",
+            MEMORY => "MEMORY-LIMIT",
+            _ => "TIMEOUT",
+        },
         E::ErrorRuntime(..) => "RUNTIME-ERROR",
         E::LoopBreak(..) => "BREAK-OUTSIDE-LOOP",
         _ => "EVALUATION-ERROR",
@@ -171,6 +175,12 @@ fn message(error: &EvalAltResult, kind: &str) -> String {
             );
         }
         "CANCELLED" => return "the client cancelled the request".into(),
+        "MEMORY-LIMIT" => {
+            return format!(
+                "the script held more than {} MiB of memory at once",
+                MAX_MEMORY_BYTES >> 20
+            );
+        }
         "STACK-OVERFLOW" => {
             return format!("function calls nested deeper than {MAX_CALL_LEVELS} levels");
         }

@@ -60,6 +60,12 @@ impl Session {
             return Err(Failure::TooManyFunctions(defined));
         }
         let value = engine.eval_ast_with_scope::<Dynamic>(&mut scope, &program)?;
+        // The sizes are checked during the run only every few milliseconds (after
+        // `m[key] = value` Rhai checks `value` alone): a script ending just after its last
+        // growth fails here, whatever the timing.
+        for value in scope.iter_raw().map(|(_, _, value)| value).chain([&value]) {
+            engine.ensure_data_size_within_limits(value)?;
+        }
         measure::check_scope(&scope, MAX_KEPT_DEPTH, MAX_KEPT_BYTES).map_err(Failure::NotKept)?;
         self.scope = scope;
         self.functions = program.clone_functions_only();
