@@ -8,6 +8,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::process::ExitCode;
 
 use clap::Args;
+use ferry::http::store::{RedisConfig, RedisSessionStore};
 
 use crate::reference;
 use crate::serve_auth::AuthArgs;
@@ -33,6 +34,28 @@ pub(crate) struct ServeArgs {
     /// the first thing to send (by default that response is one JSON object).
     #[arg(long, requires = "http")]
     sse_responses: bool,
+    /// Share sessions with the other instances using this Redis
+    /// (`redis://127.0.0.1:6379/0`): any instance then serves any session-era session,
+    /// behind a load balancer without sticky sessions.
+    #[arg(long, requires = "http", value_name = "URL", env = "FERRY_REDIS_URL")]
+    redis: Option<String>,
+    /// Put this before every Redis key (several servers can share one Redis).
+    #[arg(
+        long,
+        requires = "redis",
+        value_name = "PREFIX",
+        default_value = "ferry:"
+    )]
+    redis_prefix: String,
+    /// End a session-era session after this long without a request or an open stream
+    /// (its Redis record expires with it).
+    #[arg(
+        long,
+        requires = "http",
+        value_name = "SECONDS",
+        default_value_t = 1800
+    )]
+    session_idle: u64,
     #[command(flatten)]
     auth: AuthArgs,
 }
@@ -89,8 +112,22 @@ pub(crate) async fn run(args: ServeArgs) -> ExitCode {
             .conformance
             .then_some(reference::conformance::SSE_POLL_AFTER),
         sse_responses: args.sse_responses,
+        session_idle_timeout: std::time::Duration::from_secs(args.session_idle.max(1)),
         ..Default::default()
     };
+    if let Some(url) = &args.redis {
+        let redis = RedisConfig::new(url.as_str()).prefix(args.redis_prefix.as_str());
+        match RedisSessionStore::new(redis) {
+            Ok(store) => {
+                note!("ferry serve: sessions shared through Redis at {url}");
+                config = config.session_store(std::sync::Arc::new(store));
+            }
+            Err(e) => {
+                note!("ferry serve: --redis {url:?}: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
     let endpoint = format!("http://{bound}{}", config.endpoint);
     note!("ferry serve: MCP on {endpoint}");
     if let Some(sse) = &config.legacy_sse {

@@ -75,9 +75,12 @@ pub(crate) async fn post(
     }
     if let Some(store) = &shared.config.session_store
         && let Some(change) = shared::change_of(&bytes)
-        && let Err(e) = store.update(&session.id, &change).await
     {
-        return shared::unavailable(&e);
+        match store.update(&session.id, &change).await {
+            Ok(Some(version)) => shared::changed(&session, &change, version).await,
+            Ok(None) => return unknown_session(),
+            Err(e) => return shared::unavailable(&e),
+        }
     }
     if ids.is_empty() {
         if session

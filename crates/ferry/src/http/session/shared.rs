@@ -3,7 +3,7 @@
 //! adopted from its record), recording what the client changes, and keeping records of
 //! busy sessions alive.
 
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use super::SESSION_ID;
 use super::checks::{missing_session, unknown_session};
 use super::router::{Delivery, Routing, run_router};
-use super::state::Session;
+use super::state::{Applied, Replica, Session};
 use crate::engine::{RelatedSink, Transport};
 use crate::http::owner::SessionOwner;
 use crate::http::stateless::error_response;
@@ -82,6 +82,7 @@ pub(super) fn start(
         busy: AtomicUsize::new(0),
         last_active: Mutex::new(Instant::now()),
         owner,
+        replica: Replica::default(),
     });
     let weak = Arc::downgrade(&session);
     let related = RelatedSink::new(move |request, frame| {
@@ -132,11 +133,21 @@ pub(super) async fn session_of(
         // One round trip: the session's expiry pushed back, and whether it still exists
         // (a DELETE on another instance removes its record).
         return match store.touch(id, idle).await {
-            Ok(true) => Ok(session),
-            Ok(false) => {
-                if let Some(session) = shared.sessions.remove(id) {
-                    session.close();
+            Ok(Some(version)) if version <= session.replica.synced.load(Ordering::SeqCst) => {
+                Ok(session)
+            }
+            // Another instance changed the record (a log level, a subscription): the
+            // engine here is given the changes before it serves the request.
+            Ok(Some(_)) => match catch_up(store.as_ref(), &session).await {
+                Ok(true) => Ok(session),
+                Ok(false) => {
+                    forget(shared, id);
+                    Err(unknown_session())
                 }
+                Err(e) => Err(unavailable(&e)),
+            },
+            Ok(None) => {
+                forget(shared, id);
                 Err(unknown_session())
             }
             Err(e) => Err(unavailable(&e)),
@@ -154,6 +165,109 @@ pub(super) async fn session_of(
         return Err(unknown_session());
     }
     adopt(shared, store.as_ref(), record).await
+}
+
+/// End this instance's engine of session `id` (the session ended elsewhere).
+fn forget(shared: &Shared, id: &str) {
+    if let Some(session) = shared.sessions.remove(id) {
+        session.close();
+    }
+}
+
+/// Give the session's engine the record's changes it has not had; `false` when the
+/// record is gone.
+async fn catch_up(store: &dyn SessionStore, session: &Arc<Session>) -> Result<bool, StoreError> {
+    let mut applied = session.replica.applied.lock().await;
+    let Some(record) = store.load(&session.id).await? else {
+        return Ok(false);
+    };
+    if record.version <= session.replica.synced.load(Ordering::SeqCst) {
+        // Another request of the session caught up while this one waited.
+        return Ok(true);
+    }
+    if let Err(why) = apply_record(session, &mut applied, &record).await {
+        tracing::warn!(session = %session.id, "cannot catch up with the session's record: {why}");
+    }
+    session
+        .replica
+        .synced
+        .fetch_max(record.version, Ordering::SeqCst);
+    Ok(true)
+}
+
+/// Replay to the engine what `record` has and `applied` lacks: its log level, the
+/// subscriptions it gained and lost.
+async fn apply_record(
+    session: &Arc<Session>,
+    applied: &mut Applied,
+    record: &SessionRecord,
+) -> Result<(), String> {
+    if let Some(level) = &record.log_level
+        && applied.level.as_ref() != Some(level)
+    {
+        replay(
+            session,
+            request("logging/setLevel", serde_json::json!({"level": level})),
+        )
+        .await?;
+        applied.level = Some(level.clone());
+    }
+    for uri in &record.subscriptions {
+        if !applied.subscriptions.contains(uri) {
+            replay(
+                session,
+                request("resources/subscribe", serde_json::json!({"uri": uri})),
+            )
+            .await?;
+            applied.subscriptions.push(uri.clone());
+        }
+    }
+    let dropped: Vec<String> = applied
+        .subscriptions
+        .iter()
+        .filter(|uri| !record.subscriptions.contains(uri))
+        .cloned()
+        .collect();
+    for uri in dropped {
+        replay(
+            session,
+            request("resources/unsubscribe", serde_json::json!({"uri": uri})),
+        )
+        .await?;
+        applied.subscriptions.retain(|u| *u != uri);
+    }
+    Ok(())
+}
+
+/// A request of the replay, with an id of its own (never one of the client's).
+fn request(method: &str, params: serde_json::Value) -> serde_json::Value {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    serde_json::json!({"jsonrpc": "2.0", "id": format!("ferry-replay-{n}"),
+                       "method": method, "params": params})
+}
+
+/// Note a change this instance made to the record (`version` is the record's after it):
+/// its engine is given the change by the request itself.
+pub(super) async fn changed(session: &Session, change: &RecordChange, version: u64) {
+    let mut applied = session.replica.applied.lock().await;
+    match change {
+        RecordChange::LogLevel(level) => applied.level = Some(level.clone()),
+        RecordChange::Subscribe(uri) => {
+            if !applied.subscriptions.contains(uri) {
+                applied.subscriptions.push(uri.clone());
+            }
+        }
+        RecordChange::Unsubscribe(uri) => applied.subscriptions.retain(|u| u != uri),
+    }
+    // Only the next version in turn: a change made elsewhere in between is caught up
+    // with at the next request.
+    let _ = session.replica.synced.compare_exchange(
+        version.saturating_sub(1),
+        version,
+        Ordering::SeqCst,
+        Ordering::SeqCst,
+    );
 }
 
 /// Serve a session started on another instance: a local engine that is given the
@@ -191,7 +305,7 @@ async fn adopt(
     let Ok(mut initialize) = serde_json::from_str::<serde_json::Value>(&record.initialize) else {
         return Err(failed("its recorded initialize is not JSON"));
     };
-    initialize["id"] = serde_json::json!("ferry-adopt-initialize");
+    initialize["id"] = request("initialize", serde_json::Value::Null)["id"].take();
     if let Err(why) = replay(&session, initialize).await {
         return Err(failed(&why));
     }
@@ -203,25 +317,21 @@ async fn adopt(
     {
         return Err(failed("its engine ended"));
     }
-    if let Some(level) = &record.log_level {
-        let request = serde_json::json!({"jsonrpc": "2.0", "id": "ferry-adopt-level",
-            "method": "logging/setLevel", "params": {"level": level}});
-        if let Err(why) = replay(&session, request).await {
+    {
+        let mut applied = session.replica.applied.lock().await;
+        if let Err(why) = apply_record(&session, &mut applied, &record).await {
             return Err(failed(&why));
         }
     }
-    for (n, uri) in record.subscriptions.iter().enumerate() {
-        let request = serde_json::json!({"jsonrpc": "2.0", "id": format!("ferry-adopt-sub-{n}"),
-            "method": "resources/subscribe", "params": {"uri": uri}});
-        if let Err(why) = replay(&session, request).await {
-            return Err(failed(&why));
-        }
-    }
+    session
+        .replica
+        .synced
+        .store(record.version, Ordering::SeqCst);
     session.routing().release_idle();
     // The record may have gone while this instance replayed it (deleted elsewhere).
     match store.touch(&record.id, idle).await {
-        Ok(true) => {}
-        Ok(false) => {
+        Ok(Some(_)) => {}
+        Ok(None) => {
             session.close();
             return Err(unknown_session());
         }
@@ -279,6 +389,7 @@ pub(super) async fn record(
         owner: session.owner.as_ref().map(|o| o.0.to_string()),
         log_level: None,
         subscriptions: Vec::new(),
+        version: 0,
     };
     store
         .create(&record, shared.config.session_idle_timeout)

@@ -1,7 +1,7 @@
 //! One session's state: its engine's input, its activity (idle time), and its POST
 //! streams' bookkeeping (opening, abandoning, cancelling).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -34,6 +34,24 @@ pub(super) struct Session {
     pub(super) last_active: Mutex<Instant>,
     /// The principal that started the session, if an authentication layer named one.
     pub(super) owner: Option<SessionOwner>,
+    /// With a session store: what of the shared record this engine has been given.
+    pub(super) replica: Replica,
+}
+
+/// What of its shared record a session's local engine has been given (see `shared`).
+#[derive(Default)]
+pub(super) struct Replica {
+    /// The record version the engine reflects.
+    pub(super) synced: AtomicU64,
+    /// The log level and subscriptions the engine was given; held while catching up.
+    pub(super) applied: tokio::sync::Mutex<Applied>,
+}
+
+/// The record's changes a session's engine has applied.
+#[derive(Default)]
+pub(super) struct Applied {
+    pub(super) level: Option<String>,
+    pub(super) subscriptions: Vec<String>,
 }
 
 /// Counts an open HTTP exchange of a session; its end is activity.

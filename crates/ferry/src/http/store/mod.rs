@@ -58,6 +58,10 @@ pub struct SessionRecord {
     pub log_level: Option<String>,
     /// The URIs the client subscribed to (`resources/subscribe`), oldest first.
     pub subscriptions: Vec<String>,
+    /// How many changes the record has had (0 when created): an instance serving the
+    /// session compares it with the changes it has applied, and catches up.
+    #[serde(default)]
+    pub version: u64,
 }
 
 /// Why a store could not answer: the HTTP layer answers 503 with a JSON-RPC error.
@@ -92,16 +96,21 @@ pub trait SessionStore: std::fmt::Debug + Send + Sync + 'static {
     /// The record of session `id`, unless it ended or expired.
     fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<SessionRecord>, StoreError>>;
 
-    /// Push session `id`'s expiry `ttl` into the future; `false` when it has no record
-    /// (ended or expired).
-    fn touch<'a>(&'a self, id: &'a str, ttl: Duration) -> BoxFuture<'a, Result<bool, StoreError>>;
+    /// Push session `id`'s expiry `ttl` into the future and tell the record's version;
+    /// `None` when it has no record (ended or expired).
+    fn touch<'a>(
+        &'a self,
+        id: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<Option<u64>, StoreError>>;
 
-    /// Apply `change` to session `id`'s record (nothing when it has none).
+    /// Apply `change` to session `id`'s record and count it in the record's version:
+    /// the new version, or `None` when there is no record.
     fn update<'a>(
         &'a self,
         id: &'a str,
         change: &'a RecordChange,
-    ) -> BoxFuture<'a, Result<(), StoreError>>;
+    ) -> BoxFuture<'a, Result<Option<u64>, StoreError>>;
 
     /// Forget session `id` (it was deleted).
     fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
@@ -172,14 +181,15 @@ impl SessionStore for MemorySessionStore {
         Box::pin(std::future::ready(Ok(record)))
     }
 
-    fn touch<'a>(&'a self, id: &'a str, ttl: Duration) -> BoxFuture<'a, Result<bool, StoreError>> {
-        let found = match Self::live(&mut self.map(), id) {
-            Some((_, until)) => {
-                *until = Instant::now() + ttl;
-                true
-            }
-            None => false,
-        };
+    fn touch<'a>(
+        &'a self,
+        id: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<Option<u64>, StoreError>> {
+        let found = Self::live(&mut self.map(), id).map(|(record, until)| {
+            *until = Instant::now() + ttl;
+            record.version
+        });
         Box::pin(std::future::ready(Ok(found)))
     }
 
@@ -187,11 +197,13 @@ impl SessionStore for MemorySessionStore {
         &'a self,
         id: &'a str,
         change: &'a RecordChange,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
-        if let Some((record, _)) = Self::live(&mut self.map(), id) {
+    ) -> BoxFuture<'a, Result<Option<u64>, StoreError>> {
+        let version = Self::live(&mut self.map(), id).map(|(record, _)| {
             apply(record, change);
-        }
-        Box::pin(std::future::ready(Ok(())))
+            record.version += 1;
+            record.version
+        });
+        Box::pin(std::future::ready(Ok(version)))
     }
 
     fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
@@ -233,6 +245,7 @@ mod tests {
             owner: None,
             log_level: None,
             subscriptions: Vec::new(),
+            version: 0,
         }
     }
 
@@ -245,12 +258,18 @@ mod tests {
             .unwrap();
         assert!(store.load("a").await.unwrap().is_some());
         tokio::time::sleep(Duration::from_millis(40)).await;
-        assert!(store.touch("a", Duration::from_millis(60)).await.unwrap());
+        assert_eq!(
+            store.touch("a", Duration::from_millis(60)).await.unwrap(),
+            Some(0)
+        );
         tokio::time::sleep(Duration::from_millis(40)).await;
         assert!(store.load("a").await.unwrap().is_some(), "touched");
         tokio::time::sleep(Duration::from_millis(40)).await;
         assert!(store.load("a").await.unwrap().is_none(), "expired");
-        assert!(!store.touch("a", Duration::from_secs(1)).await.unwrap());
+        assert_eq!(
+            store.touch("a", Duration::from_secs(1)).await.unwrap(),
+            None
+        );
         assert!(store.is_empty());
     }
 
@@ -277,6 +296,11 @@ mod tests {
         let got = store.load("a").await.unwrap().unwrap();
         assert_eq!(got.log_level.as_deref(), Some("debug"));
         assert_eq!(got.subscriptions, vec!["file:///b".to_owned()]);
+        assert_eq!(got.version, 6, "every change counted");
+        assert_eq!(
+            store.touch("a", Duration::from_secs(60)).await.unwrap(),
+            Some(6)
+        );
         for i in 0..MAX_RECORDED_SUBSCRIPTIONS + 10 {
             change(RecordChange::Subscribe(format!("file:///{i}"))).await;
         }

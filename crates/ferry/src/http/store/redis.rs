@@ -5,7 +5,7 @@
 //!
 //! | key | type | holds | expiry |
 //! |---|---|---|---|
-//! | `{prefix}session:{id}` | hash | `record` (the record's JSON without level and subscriptions), `level`, one `sub:{uri}` field per subscription | the session idle timeout, pushed back by every request |
+//! | `{prefix}session:{id}` | hash | `record` (the record's JSON without level and subscriptions), `version` (changes so far), `level`, one `sub:{uri}` field per subscription | the session idle timeout, pushed back by every request |
 //!
 //! Every call is one round trip (scripts check and change in one step, so a change never
 //! recreates a record another instance deleted), bounded by the response timeout.
@@ -92,19 +92,33 @@ struct Fixed {
     owner: Option<String>,
 }
 
-/// Set `level` (ARGV[1]) if the record exists.
-const SET_LEVEL: &str = r"
-if redis.call('exists', KEYS[1]) == 1 then
-  redis.call('hset', KEYS[1], 'level', ARGV[1])
+/// Push the expiry back (ARGV[1] ms) and return the version, or -1 without a record.
+const TOUCH: &str = r"
+if redis.call('pexpire', KEYS[1], ARGV[1]) == 1 then
+  return tonumber(redis.call('hget', KEYS[1], 'version') or '0')
 end
-return 0";
+return -1";
 
-/// Add subscription field ARGV[1] if the record exists and has fewer than ARGV[2] fields.
+/// Set `level` (ARGV[1]) if the record exists; the new version, or -1.
+const SET_LEVEL: &str = r"
+if redis.call('exists', KEYS[1]) == 0 then return -1 end
+redis.call('hset', KEYS[1], 'level', ARGV[1])
+return redis.call('hincrby', KEYS[1], 'version', 1)";
+
+/// Add subscription field ARGV[1] if the record exists and has fewer than ARGV[2] fields;
+/// the new version, or -1.
 const SUBSCRIBE: &str = r"
-if redis.call('exists', KEYS[1]) == 1 and redis.call('hlen', KEYS[1]) < tonumber(ARGV[2]) then
+if redis.call('exists', KEYS[1]) == 0 then return -1 end
+if redis.call('hlen', KEYS[1]) < tonumber(ARGV[2]) then
   redis.call('hset', KEYS[1], ARGV[1], 1)
 end
-return 0";
+return redis.call('hincrby', KEYS[1], 'version', 1)";
+
+/// Remove subscription field ARGV[1] if the record exists; the new version, or -1.
+const UNSUBSCRIBE: &str = r"
+if redis.call('exists', KEYS[1]) == 0 then return -1 end
+redis.call('hdel', KEYS[1], ARGV[1])
+return redis.call('hincrby', KEYS[1], 'version', 1)";
 
 impl RedisSessionStore {
     /// A store for the Redis `config` names. Connects on first use (a server starts while
@@ -171,6 +185,7 @@ impl SessionStore for RedisSessionStore {
             let mut pipe = redis::pipe();
             pipe.atomic().del(&key).ignore();
             pipe.hset(&key, "record", fixed).ignore();
+            pipe.hset(&key, "version", record.version).ignore();
             if let Some(level) = &record.log_level {
                 pipe.hset(&key, "level", level).ignore();
             }
@@ -194,10 +209,12 @@ impl SessionStore for RedisSessionStore {
             let mut fixed = None;
             let mut log_level = None;
             let mut subscriptions = Vec::new();
+            let mut version = 0;
             for (field, value) in fields {
                 match field.as_str() {
                     "record" => fixed = serde_json::from_str::<Fixed>(&value).ok(),
                     "level" => log_level = Some(value),
+                    "version" => version = value.parse().unwrap_or(0),
                     other => {
                         if let Some(uri) = other.strip_prefix("sub:") {
                             subscriptions.push(uri.to_owned());
@@ -214,17 +231,25 @@ impl SessionStore for RedisSessionStore {
                 owner: fixed.owner,
                 log_level,
                 subscriptions,
+                version,
             }))
         })
     }
 
-    fn touch<'a>(&'a self, id: &'a str, ttl: Duration) -> BoxFuture<'a, Result<bool, StoreError>> {
+    fn touch<'a>(
+        &'a self,
+        id: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<Option<u64>, StoreError>> {
         Box::pin(async move {
             let key = self.session_key(id);
-            self.run("refresh a session record", async |c| {
-                c.pexpire(&key, millis(ttl)).await
-            })
-            .await
+            let script = Script::new(TOUCH);
+            let version: i64 = self
+                .run("refresh a session record", async |c| {
+                    script.key(&key).arg(millis(ttl)).invoke_async(c).await
+                })
+                .await?;
+            Ok(u64::try_from(version).ok())
         })
     }
 
@@ -232,40 +257,31 @@ impl SessionStore for RedisSessionStore {
         &'a self,
         id: &'a str,
         change: &'a RecordChange,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
+    ) -> BoxFuture<'a, Result<Option<u64>, StoreError>> {
         Box::pin(async move {
             let key = self.session_key(id);
-            match change {
-                RecordChange::LogLevel(level) => {
-                    let script = Script::new(SET_LEVEL);
-                    self.run("record a log level", async |c| {
-                        script.key(&key).arg(level).invoke_async::<i64>(c).await
-                    })
-                    .await?;
+            let (what, script, field) = match change {
+                RecordChange::LogLevel(level) => ("record a log level", SET_LEVEL, level.clone()),
+                RecordChange::Subscribe(uri) => {
+                    ("record a subscription", SUBSCRIBE, format!("sub:{uri}"))
                 }
-                RecordChange::Subscribe(uri) if recordable(uri) => {
-                    // `record` and `level` take at most two fields.
-                    let limit = MAX_RECORDED_SUBSCRIPTIONS + 2;
-                    let script = Script::new(SUBSCRIBE);
-                    self.run("record a subscription", async |c| {
-                        script
-                            .key(&key)
-                            .arg(format!("sub:{uri}"))
-                            .arg(limit)
-                            .invoke_async::<i64>(c)
-                            .await
-                    })
-                    .await?;
-                }
-                RecordChange::Subscribe(_) => {}
                 RecordChange::Unsubscribe(uri) => {
-                    self.run("drop a subscription", async |c| {
-                        c.hdel::<_, _, i64>(&key, format!("sub:{uri}")).await
-                    })
-                    .await?;
+                    ("drop a subscription", UNSUBSCRIBE, format!("sub:{uri}"))
                 }
-            }
-            Ok(())
+            };
+            // `record`, `version` and `level` take at most three fields; a URI too long
+            // to carry is not recorded (the instance that took it serves it alone).
+            let limit = match change {
+                RecordChange::Subscribe(uri) if !recordable(uri) => 0,
+                _ => MAX_RECORDED_SUBSCRIPTIONS + 3,
+            };
+            let script = Script::new(script);
+            let version: i64 = self
+                .run(what, async |c| {
+                    script.key(&key).arg(field).arg(limit).invoke_async(c).await
+                })
+                .await?;
+            Ok(u64::try_from(version).ok())
         })
     }
 

@@ -1,0 +1,339 @@
+//! Several `ferry serve --http --redis` instances sharing one real Redis, behind a real
+//! nginx that balances round-robin with no affinity: every session-era request may land
+//! on any instance, and losing an instance (SIGKILL) or Redis for a while loses no
+//! session. Unix only (processes are killed with signals).
+#![cfg(unix)]
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use support::{Instance, Nginx, Redis, Session, text};
+
+/// A key prefix of this test's own (tests share nothing, even when one Redis is reused).
+fn prefix(test: &str) -> String {
+    format!("ferry-test-{test}-{}:", std::process::id())
+}
+
+#[tokio::test]
+async fn three_instances_behind_a_proxy_serve_every_session_request() {
+    let redis = Redis::start();
+    let prefix = prefix("three");
+    let instances: Vec<Instance> = (0..3)
+        .map(|_| Instance::start(&redis.url(), &prefix, &[]))
+        .collect();
+    let ports: Vec<u16> = instances.iter().map(Instance::port).collect();
+    let nginx = Nginx::start(&ports);
+    let url = nginx.url();
+
+    let session = Session::open(&url).await;
+    assert_eq!(redis.keys(&prefix), 1, "one record for one session");
+
+    // Round-robin: consecutive calls land on every instance in turn.
+    for i in 0..9 {
+        let (status, messages) = session
+            .call(&url, 10 + i, "echo", json!({"text": format!("call {i}")}))
+            .await
+            .unwrap();
+        assert_eq!(status, 200, "{messages:?}");
+        assert_eq!(text(messages.last().unwrap()), format!("call {i}"));
+    }
+    // And each instance, asked directly, knows the session.
+    for (n, instance) in instances.iter().enumerate() {
+        let (status, messages) = session
+            .call(
+                &instance.url(),
+                30 + n as u64,
+                "echo",
+                json!({"text": "direct"}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(status, 200, "instance {n}: {messages:?}");
+    }
+
+    // Progress streams through the proxy (SSE, unbuffered).
+    let body = json!({"jsonrpc": "2.0", "id": 40, "method": "tools/call", "params": {
+        "name": "countdown", "arguments": {"steps": 3, "interval_ms": 20},
+        "_meta": {"progressToken": "p"}}});
+    let (status, messages) = session.send(&url, &body).await.unwrap();
+    assert_eq!(status, 200);
+    let progress = messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .count();
+    assert_eq!(progress, 3, "{messages:?}");
+    assert_eq!(messages.last().unwrap()["id"], 40);
+
+    // The log level set once holds wherever the next calls land: the `log` tool logs at
+    // every level and counts what was sent; `error` and above are 4 of 8.
+    let (_, messages) = session
+        .call(&url, 41, "log", json!({"message": "before"}))
+        .await
+        .unwrap();
+    assert_eq!(text(messages.last().unwrap()), "sent 8 log messages");
+    let set_level = json!({"jsonrpc": "2.0", "id": 42, "method": "logging/setLevel",
+                           "params": {"level": "error"}});
+    assert_eq!(session.send(&url, &set_level).await.unwrap().0, 200);
+    for i in 0..4 {
+        let (_, messages) = session
+            .call(&url, 43 + i, "log", json!({"message": "after"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            text(messages.last().unwrap()),
+            "sent 4 log messages",
+            "call {i}: {messages:?}"
+        );
+    }
+
+    // A GET stream through the proxy opens on whichever instance it lands on.
+    let get = session
+        .http
+        .get(&url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session.id)
+        .header("mcp-protocol-version", support::REVISION)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(get.status(), 200);
+    drop(get);
+
+    // DELETE through the proxy ends it on every instance, and its record goes.
+    let deleted = session
+        .http
+        .delete(&url)
+        .header("mcp-session-id", &session.id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 200);
+    for instance in &instances {
+        let (status, _) = session
+            .call(&instance.url(), 50, "echo", json!({"text": "gone"}))
+            .await
+            .unwrap();
+        assert_eq!(status, 404, "{}", instance.addr);
+    }
+    assert_eq!(redis.keys(&prefix), 0);
+}
+
+#[tokio::test]
+async fn killing_an_instance_under_load_loses_no_session() {
+    let redis = Redis::start();
+    let prefix = prefix("kill");
+    let mut instances: Vec<Instance> = (0..3)
+        .map(|_| Instance::start(&redis.url(), &prefix, &[]))
+        .collect();
+    let ports: Vec<u16> = instances.iter().map(Instance::port).collect();
+    let nginx = Nginx::start(&ports);
+    let url = nginx.url();
+
+    const SESSIONS: usize = 20;
+    const CALLS: u64 = 30;
+    let mut sessions = Vec::new();
+    for _ in 0..SESSIONS {
+        sessions.push(Session::open(&url).await);
+    }
+    let (killer, kill_now) = tokio::sync::oneshot::channel::<()>();
+    let mut tasks = tokio::task::JoinSet::new();
+    for (n, session) in sessions.into_iter().enumerate() {
+        let url = url.clone();
+        tasks.spawn(async move {
+            let (mut ok, mut failed) = (0, 0);
+            for i in 0..CALLS {
+                // Every third call streams its progress.
+                let (body, expected) = if i % 3 == 0 {
+                    let body = json!({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {
+                        "name": "countdown", "arguments": {"steps": 2, "interval_ms": 10},
+                        "_meta": {"progressToken": format!("{n}/{i}")}}});
+                    (body, "counted 2 steps".to_owned())
+                } else {
+                    let text = format!("{n}/{i}");
+                    let body = json!({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                                      "params": {"name": "echo", "arguments": {"text": text}}});
+                    (body, text)
+                };
+                // A call that was running on the killed instance fails at the HTTP level
+                // (the proxy's 502, or a reset); the client tries once more.
+                let mut answered = false;
+                for _ in 0..2 {
+                    match session.send(&url, &body).await {
+                        Ok((200, messages)) if text(messages.last().unwrap()) == expected => {
+                            let progress = messages
+                                .iter()
+                                .filter(|m| m["method"] == "notifications/progress")
+                                .count();
+                            assert_eq!(progress, if i % 3 == 0 { 2 } else { 0 }, "{messages:?}");
+                            answered = true;
+                            break;
+                        }
+                        Ok((status, messages)) => {
+                            eprintln!("session {n} call {i}: {status} {messages:?}");
+                        }
+                        Err(e) => eprintln!("session {n} call {i}: {e}"),
+                    }
+                    failed += 1;
+                }
+                if answered {
+                    ok += 1;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            (ok, failed)
+        });
+    }
+    // Kill one instance while the calls go on.
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let _ = killer.send(());
+    });
+    kill_now.await.unwrap();
+    let killed_at = Instant::now();
+    instances[1].kill();
+    let mut answered = 0;
+    let mut retried = 0;
+    while let Some(outcome) = tasks.join_next().await {
+        let (ok, failed) = outcome.expect("no task panicked");
+        answered += ok;
+        retried += failed;
+    }
+    eprintln!(
+        "{answered} calls answered, {retried} retried, finished {:?} after the kill",
+        killed_at.elapsed()
+    );
+    assert_eq!(
+        answered,
+        SESSIONS as u64 * CALLS,
+        "every call answered (at most one retry each); {retried} retried"
+    );
+    assert_eq!(
+        redis.keys(&prefix),
+        SESSIONS,
+        "every session still recorded"
+    );
+}
+
+#[tokio::test]
+async fn redis_down_is_a_clear_503_and_its_return_is_recovery() {
+    let mut redis = Redis::start();
+    let prefix = prefix("down");
+    let instance = Instance::start(&redis.url(), &prefix, &[]);
+    let url = instance.url();
+    let session = Session::open(&url).await;
+    let (status, _) = session
+        .call(&url, 1, "echo", json!({"text": "up"}))
+        .await
+        .unwrap();
+    assert_eq!(status, 200);
+
+    // A Redis that does not answer: refused within the store's bound (2 s to connect,
+    // 2 s for the command), not held.
+    redis.signal("STOP");
+    let started = Instant::now();
+    let (status, messages) = session
+        .call(&url, 2, "echo", json!({"text": "hung"}))
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    redis.signal("CONT");
+    eprintln!("a request with Redis hung answered {status} in {took:?}");
+    assert_eq!(status, 503, "{messages:?}");
+    assert!(took < Duration::from_secs(8), "bounded: {took:?}");
+    let (status, _) = session
+        .call(&url, 2, "echo", json!({"text": "again"}))
+        .await
+        .unwrap();
+    assert_eq!(status, 200, "answered again once Redis is");
+
+    redis.kill();
+    let started = Instant::now();
+    let (status, messages) = session
+        .call(&url, 2, "echo", json!({"text": "down"}))
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    assert_eq!(status, 503, "{messages:?}");
+    let error = &messages[0]["error"];
+    assert_eq!(error["code"], -32603, "{messages:?}");
+    assert!(
+        error["message"].as_str().unwrap().contains("session store"),
+        "{error}"
+    );
+    eprintln!("a request with Redis down answered 503 in {took:?}");
+    assert!(took < Duration::from_secs(10), "bounded: {took:?}");
+    // A new session cannot be recorded either: refused the same way, not half-made.
+    let response = support::post(&session.http, &url, None, &support::initialize_body())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 503);
+
+    // Redis back (its append-only file kept the record): the session works again.
+    redis.restart();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let (status, messages) = session
+            .call(&url, 3, "echo", json!({"text": "back"}))
+            .await
+            .unwrap();
+        if status == 200 {
+            assert_eq!(text(messages.last().unwrap()), "back");
+            break;
+        }
+        assert_eq!(status, 503, "{messages:?}");
+        assert!(
+            Instant::now() < deadline,
+            "no recovery after Redis came back"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn abandoned_sessions_leave_nothing_in_redis() {
+    let redis = Redis::start();
+    let prefix = prefix("expiry");
+    let instance = Instance::start(&redis.url(), &prefix, &["--session-idle", "1"]);
+    let url = instance.url();
+    const OPENED: usize = 300;
+    let http = reqwest::Client::new();
+    // Two rounds of sessions opened and abandoned: the first warms Redis up (its tables
+    // keep some of their size once grown), the second must leave nothing more behind.
+    let mut after = Vec::new();
+    for round in 0..2 {
+        let before = redis.used_memory();
+        for _ in 0..OPENED {
+            let response = support::post(&http, &url, None, &support::initialize_body())
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), 200);
+        }
+        assert_eq!(redis.keys(&prefix), OPENED, "round {round}");
+        let filled = redis.used_memory();
+        eprintln!(
+            "round {round}: Redis memory {before} B before, {filled} B with {OPENED} sessions \
+             ({} B each)",
+            filled.saturating_sub(before) / OPENED as u64
+        );
+        // Abandoned: every record expires with the idle timeout.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while redis.keys(&prefix) > 0 {
+            assert!(
+                Instant::now() < deadline,
+                "{} keys left",
+                redis.keys(&prefix)
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        after.push(redis.used_memory());
+    }
+    eprintln!("Redis memory after each round's expiry: {after:?}");
+    assert!(
+        after[1] <= after[0] + after[0] / 20,
+        "nothing left behind by the second round: {after:?}"
+    );
+}
