@@ -47,6 +47,11 @@ pub(crate) struct ServeArgs {
         default_value = "ferry:"
     )]
     redis_prefix: String,
+    /// This instance's name among those sharing Redis (letters, digits, `-`, `_`; default:
+    /// random at every start): the requests it sends clients carry it, so their answers
+    /// reach it through any instance.
+    #[arg(long, requires = "redis", value_name = "ID", value_parser = instance_id)]
+    instance_id: Option<String>,
     /// End a session-era session after this long without a request or an open stream
     /// (its Redis record expires with it).
     #[arg(
@@ -58,6 +63,19 @@ pub(crate) struct ServeArgs {
     session_idle: u64,
     #[command(flatten)]
     auth: AuthArgs,
+}
+
+/// An `--instance-id`: 1 to 64 letters, digits, `-` and `_`.
+fn instance_id(id: &str) -> Result<String, String> {
+    let valid = (1..=64).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if valid {
+        Ok(id.to_owned())
+    } else {
+        Err("1 to 64 letters, digits, '-' and '_'".to_owned())
+    }
 }
 
 /// Where `--http` listens: a port alone means loopback.
@@ -121,6 +139,7 @@ pub(crate) async fn run(args: ServeArgs) -> ExitCode {
             Ok(store) => {
                 note!("ferry serve: sessions shared through Redis at {url}");
                 config = config.session_store(std::sync::Arc::new(store));
+                config.instance_id = args.instance_id.clone();
             }
             Err(e) => {
                 note!("ferry serve: --redis {url:?}: {e}");

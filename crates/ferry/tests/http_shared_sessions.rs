@@ -41,6 +41,19 @@ fn server() -> Server {
                 a.text
             },
         )
+        .tool(
+            "ask",
+            "Asks the client's model",
+            |a: Text, cx: Context| async move {
+                let params = serde_json::from_value(json!({
+                    "messages": [{"role": "user", "content": {"type": "text", "text": a.text}}],
+                    "maxTokens": 10
+                }))
+                .expect("sampling params");
+                let answer = cx.sample(params).await.map_err(|e| e.to_string())?;
+                Ok::<_, String>(serde_json::to_value(&answer.content).unwrap()["text"].to_string())
+            },
+        )
         .resource(notes, |_cx: Context| async move {
             let contents = serde_json::from_value(json!({"uri": "memo://notes", "text": "hello"}));
             Ok::<_, ferry::server::ResourceError>(vec![contents.expect("contents")])
@@ -89,7 +102,7 @@ fn post(
 
 async fn initialize(http: &reqwest::Client, url: &str) -> String {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
+        "protocolVersion": "2025-06-18", "capabilities": {"sampling": {}},
         "clientInfo": {"name": "t", "version": "1"}}});
     let response = post(http, url, None, &body).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
@@ -320,4 +333,93 @@ async fn a_record_expires_with_the_idle_timeout_unless_used() {
             .unwrap();
         assert_eq!(response.status(), StatusCode::NOT_FOUND, "{url}");
     }
+}
+
+/// The next SSE event's data of a streaming response, as JSON.
+async fn next_event(response: &mut reqwest::Response, buffer: &mut String) -> Value {
+    loop {
+        if let Some(end) = buffer.find("\n\n") {
+            let event: String = buffer.drain(..end + 2).collect();
+            let data: Vec<&str> = event
+                .lines()
+                .filter_map(|l| l.strip_prefix("data: "))
+                .collect();
+            if !data.is_empty() && !data.concat().is_empty() {
+                return serde_json::from_str(&data.join("\n")).unwrap();
+            }
+            continue;
+        }
+        let chunk = tokio::time::timeout(Duration::from_secs(5), response.chunk())
+            .await
+            .expect("an event in time")
+            .unwrap()
+            .expect("the stream goes on");
+        buffer.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+}
+
+/// Sampling asked by a handler on one instance is answered by a POST that lands on
+/// another: the answer is carried to the instance that asked (its id names it), and the
+/// call completes there. A cancellation posted anywhere reaches the instance running the
+/// request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_request_answered_on_another_instance_reaches_the_handler() {
+    let store = Arc::new(MemorySessionStore::new());
+    let a = instance(&store, Duration::from_secs(60)).await;
+    let b = instance(&store, Duration::from_secs(60)).await;
+    let http = reqwest::Client::new();
+    let session = initialize(&http, &a.url).await;
+
+    let mut first = post(&http, &b.url, Some(&session), &call(2, "ask", "hello"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(first.status(), StatusCode::OK);
+    let mut buffer = String::new();
+    let request = next_event(&mut first, &mut buffer).await;
+    assert_eq!(request["method"], "sampling/createMessage", "{request}");
+    let id = request["id"].clone();
+    assert!(
+        id.as_str().is_some_and(|id| id.contains(':')),
+        "tagged: {id}"
+    );
+    let answer = json!({"jsonrpc": "2.0", "id": id, "result": {
+        "role": "assistant", "model": "m", "content": {"type": "text", "text": "sampled"}}});
+    // Answered through A, which did not ask.
+    let response = post(&http, &a.url, Some(&session), &answer)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    let result = next_event(&mut first, &mut buffer).await;
+    assert_eq!(result["id"], 2, "{result}");
+    assert_eq!(
+        result["result"]["content"][0]["text"], "\"sampled\"",
+        "{result}"
+    );
+
+    // Cancelled through A while it waits for its sampling answer on B: the request ends
+    // on B (its stream closes without a response).
+    let mut second = post(&http, &b.url, Some(&session), &call(3, "ask", "again"))
+        .send()
+        .await
+        .unwrap();
+    let mut buffer = String::new();
+    let request = next_event(&mut second, &mut buffer).await;
+    assert_eq!(request["method"], "sampling/createMessage", "{request}");
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": 3, "reason": "changed my mind"}});
+    let response = post(&http, &a.url, Some(&session), &cancel)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    let rest = tokio::time::timeout(Duration::from_secs(5), second.text())
+        .await
+        .expect("the cancelled request's stream ends")
+        .unwrap();
+    assert!(
+        !rest.contains("\"id\":3"),
+        "no response after the cancellation: {rest}"
+    );
 }

@@ -120,6 +120,67 @@ async fn three_instances_behind_a_proxy_serve_every_session_request() {
     assert_eq!(redis.keys(&prefix), 0);
 }
 
+/// A sampling request sent by one instance is answered through another: its id names the
+/// instance that asked, and Redis pub/sub carries the answer there.
+#[tokio::test]
+async fn a_server_request_is_answered_through_another_instance() {
+    let redis = Redis::start();
+    let prefix = prefix("sampling");
+    let b = Instance::start(&redis.url(), &prefix, &["--instance-id", "bee"]);
+    let c = Instance::start(&redis.url(), &prefix, &[]);
+    let http = reqwest::Client::new();
+    let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": support::REVISION, "capabilities": {"sampling": {}},
+        "clientInfo": {"name": "redis-test", "version": "1"}}});
+    let response = support::post(&http, &c.url(), None, &body)
+        .send()
+        .await
+        .unwrap();
+    let session = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": "sample", "arguments": {"prompt": "hi"}}});
+    let mut asked = support::post(&http, &b.url(), Some(&session), &call)
+        .send()
+        .await
+        .unwrap();
+    let mut seen = String::new();
+    let request = loop {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), asked.chunk())
+            .await
+            .expect("the sampling request")
+            .unwrap()
+            .expect("the stream goes on");
+        seen.push_str(std::str::from_utf8(&chunk).unwrap());
+        if let Some(request) = support::sse_data(&seen)
+            .into_iter()
+            .find(|m| m["method"] == "sampling/createMessage")
+        {
+            break request;
+        }
+    };
+    assert!(
+        request["id"].as_str().unwrap().starts_with("bee:"),
+        "{request}"
+    );
+    let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+        "role": "assistant", "model": "m", "content": {"type": "text", "text": "hello"}}});
+    let response = support::post(&http, &c.url(), Some(&session), &answer)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 202);
+    let rest = tokio::time::timeout(Duration::from_secs(10), asked.text())
+        .await
+        .expect("the call's result")
+        .unwrap();
+    seen.push_str(&rest);
+    let result = support::sse_data(&seen).pop().unwrap();
+    assert_eq!(text(&result), "m says: hello", "{result}");
+}
+
 #[tokio::test]
 async fn killing_an_instance_under_load_loses_no_session() {
     let redis = Redis::start();

@@ -168,6 +168,10 @@ pub struct HttpConfig {
     /// server (see [`store`]): any instance then serves any session. Default: none (the
     /// sessions live in this instance only).
     pub session_store: Option<Arc<dyn store::SessionStore>>,
+    /// With a session store: this instance's name among the others (letters, digits, `-`
+    /// and `_`; it tags the requests it sends clients, so their answers find it from any
+    /// instance). Default: 16 random hex digits, new at every start.
+    pub instance_id: Option<String>,
     /// Require OAuth bearer tokens (see [`auth`]). Default: none.
     #[cfg(feature = "http-auth")]
     pub auth: Option<Arc<auth::ResourceServer>>,
@@ -193,6 +197,7 @@ impl Default for HttpConfig {
             sse_responses: false,
             event_store: None,
             session_store: None,
+            instance_id: None,
             #[cfg(feature = "http-auth")]
             auth: None,
         }
@@ -294,6 +299,12 @@ impl HttpConfig {
         self.session_store = Some(store);
         self
     }
+
+    /// Name this instance (see [`HttpConfig::instance_id`]).
+    pub fn instance_id(mut self, id: impl Into<String>) -> Self {
+        self.instance_id = Some(id.into());
+        self
+    }
 }
 
 /// What every request of a router shares.
@@ -303,6 +314,8 @@ pub(crate) struct Shared {
     pub(crate) config: HttpConfig,
     pub(crate) sessions: session::Sessions,
     pub(crate) legacy: legacy::LegacySessions,
+    /// This instance's id among those sharing the session store.
+    pub(crate) instance: Arc<str>,
 }
 
 impl Shared {
@@ -311,11 +324,22 @@ impl Shared {
             .event_store
             .clone()
             .unwrap_or_else(|| Arc::new(MemoryEventStore::default()));
+        let instance = match config.instance_id.as_deref() {
+            Some(id) if store::valid_instance_id(id) => Arc::from(id),
+            Some(id) => {
+                tracing::warn!(
+                    "instance id {id:?} is not letters, digits, - and _; a random one is used"
+                );
+                store::random_instance_id()
+            }
+            None => store::random_instance_id(),
+        };
         Arc::new(Shared {
             backend,
             config,
             sessions: session::Sessions::new(store),
             legacy: legacy::LegacySessions::default(),
+            instance,
         })
     }
 }

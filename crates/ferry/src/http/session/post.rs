@@ -83,8 +83,20 @@ pub(crate) async fn post(
         }
     }
     if ids.is_empty() {
+        // A shared session: answers find the instance that asked, cancellations every one.
+        let (frame, message) = match &shared.config.session_store {
+            Some(store) if batch.is_none() => {
+                match shared::route_posted(shared, store.as_ref(), &session, &bytes).await {
+                    Ok(Some(frame)) if *frame == *bytes => (frame, message),
+                    Ok(Some(frame)) => (frame, None),
+                    Ok(None) => return StatusCode::ACCEPTED.into_response(),
+                    Err(e) => return shared::unavailable(&e),
+                }
+            }
+            _ => (bytes.to_vec(), message),
+        };
         if session
-            .write(bytes.to_vec(), message, data.attachment)
+            .write(frame, message, data.attachment)
             .await
             .is_err()
         {
@@ -129,6 +141,7 @@ pub(super) async fn initialize(
              between this server's instances"
         ));
     }
+    shared::listen(shared).await;
     let session = match shared::start(shared, new_session_id(), data.owner) {
         Ok(session) => session,
         Err(response) => return response,

@@ -18,6 +18,8 @@ pub(crate) struct Sessions {
     pub(super) sweeper: std::sync::Once,
     /// Held while a session of another instance is adopted (see `shared::adopt`).
     pub(super) adopting: tokio::sync::Mutex<()>,
+    /// Starts the listener of the other instances' messages (see `shared::listen`).
+    pub(super) listening: tokio::sync::OnceCell<()>,
 }
 
 impl Sessions {
@@ -28,6 +30,7 @@ impl Sessions {
             shutdown: CancellationToken::new(),
             sweeper: std::sync::Once::new(),
             adopting: tokio::sync::Mutex::new(()),
+            listening: tokio::sync::OnceCell::new(),
         }
     }
 

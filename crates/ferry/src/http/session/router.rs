@@ -192,6 +192,11 @@ impl Session {
             Kind::Responses(_) => None,
             _ => routing.take_related(&frame),
         };
+        // A shared session's requests to the client carry this instance's id.
+        let frame = match (&kind, &self.instance) {
+            (Kind::FromHandler, Some(instance)) => super::shared::tag(instance, frame),
+            _ => frame,
+        };
         let target = match kind {
             Kind::Responses(ids) => {
                 let mut stream = None;

@@ -23,7 +23,7 @@ use super::state::{Applied, Replica, Session};
 use crate::engine::{RelatedSink, Transport};
 use crate::http::owner::SessionOwner;
 use crate::http::stateless::error_response;
-use crate::http::store::{RecordChange, SessionRecord, SessionStore, StoreError};
+use crate::http::store::{BusMessage, RecordChange, SessionRecord, SessionStore, StoreError};
 use crate::http::{Connection, Shared};
 
 /// The answer when the session store cannot be reached: 503 with a JSON-RPC error.
@@ -83,6 +83,11 @@ pub(super) fn start(
         last_active: Mutex::new(Instant::now()),
         owner,
         replica: Replica::default(),
+        instance: shared
+            .config
+            .session_store
+            .is_some()
+            .then(|| Arc::clone(&shared.instance)),
     });
     let weak = Arc::downgrade(&session);
     let related = RelatedSink::new(move |request, frame| {
@@ -97,6 +102,170 @@ pub(super) fn start(
     );
     tokio::spawn(run_router(Arc::clone(&session), from_engine));
     Ok(session)
+}
+
+/// Start taking this instance's bus messages, once per router (before its first
+/// session is served: an answer for it may come through another instance at once).
+pub(super) async fn listen(shared: &Arc<Shared>) {
+    let Some(store) = shared.config.session_store.clone() else {
+        return;
+    };
+    let weak = Arc::downgrade(shared);
+    let instance = Arc::clone(&shared.instance);
+    shared
+        .sessions
+        .listening
+        .get_or_init(|| async move {
+            let mut messages = match store.subscribe(&instance).await {
+                Ok(messages) => messages,
+                Err(e) => {
+                    tracing::error!("cannot listen to the other instances: {e}");
+                    return;
+                }
+            };
+            tokio::spawn(async move {
+                while let Some(message) = messages.recv().await {
+                    let Some(shared) = weak.upgrade() else { return };
+                    deliver(&shared, message).await;
+                }
+            });
+        })
+        .await;
+}
+
+/// A message from another instance: the client's answer to a request this instance's
+/// engine sent, or a cancellation, for the session's engine here (if it has one).
+async fn deliver(shared: &Shared, message: BusMessage) {
+    let Some(session) = shared
+        .sessions
+        .find(&message.session, shared.config.session_idle_timeout)
+    else {
+        return;
+    };
+    let frame = match untag(&shared.instance, message.frame.as_bytes()) {
+        Tagged::Ours(frame) => frame,
+        Tagged::Theirs(_) => return,
+        Tagged::Untagged => {
+            if let Some(id) = cancelled_id(message.frame.as_bytes()) {
+                session.cancelled(&id);
+            }
+            message.frame.into_bytes()
+        }
+    };
+    let _ = session.write(frame, None, None).await;
+}
+
+/// Tag the id of a request the engine sends the client with this instance's id
+/// (`"{instance}:{id as JSON}"`), so the client's answer, wherever it lands, can be
+/// brought back here. Other frames are left as they are.
+pub(super) fn tag(instance: &str, frame: Bytes) -> Bytes {
+    let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(&frame) else {
+        return frame;
+    };
+    let Some(object) = value.as_object_mut() else {
+        return frame;
+    };
+    if !object.contains_key("method") {
+        return frame;
+    }
+    let Some(id) = object.get("id") else {
+        return frame;
+    };
+    let tagged = format!("{instance}:{id}");
+    object.insert("id".into(), serde_json::Value::String(tagged));
+    serde_json::to_vec(&value).map_or(frame, Bytes::from)
+}
+
+/// Whose request a response answers, by the tag of its id.
+pub(super) enum Tagged {
+    /// This instance's: the frame with the id the engine gave it.
+    Ours(Vec<u8>),
+    /// Another instance's (its id).
+    Theirs(String),
+    /// Not a response with a tagged id (a notification, say).
+    Untagged,
+}
+
+/// Read the tag of a response's id (see [`tag`]).
+pub(super) fn untag(instance: &str, frame: &[u8]) -> Tagged {
+    let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(frame) else {
+        return Tagged::Untagged;
+    };
+    let Some(object) = value.as_object_mut() else {
+        return Tagged::Untagged;
+    };
+    if object.contains_key("method") {
+        return Tagged::Untagged;
+    }
+    let Some((owner, original)) = object
+        .get("id")
+        .and_then(serde_json::Value::as_str)
+        .and_then(|id| id.split_once(':'))
+    else {
+        return Tagged::Untagged;
+    };
+    if owner != instance {
+        return Tagged::Theirs(owner.to_owned());
+    }
+    let Ok(original) = serde_json::from_str::<serde_json::Value>(original) else {
+        return Tagged::Untagged;
+    };
+    object.insert("id".into(), original);
+    match serde_json::to_vec(&value) {
+        Ok(frame) => Tagged::Ours(frame),
+        Err(_) => Tagged::Untagged,
+    }
+}
+
+/// The request id a `notifications/cancelled` names.
+pub(super) fn cancelled_id(frame: &[u8]) -> Option<RequestId> {
+    #[derive(Deserialize)]
+    struct Params {
+        #[serde(rename = "requestId")]
+        request_id: RequestId,
+    }
+    #[derive(Deserialize)]
+    struct Notification {
+        method: String,
+        params: Params,
+    }
+    let notification: Notification = serde_json::from_slice(frame).ok()?;
+    (notification.method == "notifications/cancelled").then_some(notification.params.request_id)
+}
+
+/// A POST of the client's answers or notifications on a shared session: an answer to a
+/// request another instance sent goes to that instance; a cancellation goes to every
+/// instance too (the request may run elsewhere). `None`: done (202); otherwise the frame
+/// to write into this instance's engine.
+pub(super) async fn route_posted(
+    shared: &Shared,
+    store: &dyn SessionStore,
+    session: &Session,
+    frame: &[u8],
+) -> Result<Option<Vec<u8>>, StoreError> {
+    match untag(&shared.instance, frame) {
+        Tagged::Ours(frame) => Ok(Some(frame)),
+        Tagged::Theirs(owner) => {
+            let message = BusMessage {
+                to: Some(owner),
+                session: session.id.clone(),
+                frame: String::from_utf8_lossy(frame).into_owned(),
+            };
+            store.publish(&message).await?;
+            Ok(None)
+        }
+        Tagged::Untagged => {
+            if cancelled_id(frame).is_some() {
+                let message = BusMessage {
+                    to: None,
+                    session: session.id.clone(),
+                    frame: String::from_utf8_lossy(frame).into_owned(),
+                };
+                store.publish(&message).await?;
+            }
+            Ok(Some(frame.to_vec()))
+        }
+    }
 }
 
 /// A random first stream number for a shared session's local state: 2^24 apart at least,
@@ -288,6 +457,7 @@ async fn adopt(
     let Ok(version) = record.revision.parse::<ProtocolVersion>() else {
         return Err(unknown_session());
     };
+    listen(shared).await;
     let owner = record.owner.as_deref().map(|o| SessionOwner(o.into()));
     let session = start(shared, record.id.clone(), owner)?;
     let _ = session.version.set(version);

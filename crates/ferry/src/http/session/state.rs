@@ -36,6 +36,9 @@ pub(super) struct Session {
     pub(super) owner: Option<SessionOwner>,
     /// With a session store: what of the shared record this engine has been given.
     pub(super) replica: Replica,
+    /// With a session store: this instance's id, which tags the requests the engine
+    /// sends the client (see `shared::tag`).
+    pub(super) instance: Option<Arc<str>>,
 }
 
 /// What of its shared record a session's local engine has been given (see `shared`).

@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
+use tokio::sync::{broadcast, mpsc};
 
 /// The largest `initialize` request a shared session records (its body as posted). Real
 /// ones are a few KiB; a larger one is refused (400) when a store is configured, since
@@ -62,6 +63,19 @@ pub struct SessionRecord {
     /// session compares it with the changes it has applied, and catches up.
     #[serde(default)]
     pub version: u64,
+}
+
+/// A message between the instances of a server, about one session (see
+/// [`SessionStore::publish`]): a client's answer to a request another instance sent, or a
+/// cancellation every instance should see.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BusMessage {
+    /// The instance it is for (its id), or `None` for every instance.
+    pub to: Option<String>,
+    /// The session it belongs to.
+    pub session: String,
+    /// The JSON-RPC message, as the client posted it.
+    pub frame: String,
 }
 
 /// Why a store could not answer: the HTTP layer answers 503 with a JSON-RPC error.
@@ -114,14 +128,39 @@ pub trait SessionStore: std::fmt::Debug + Send + Sync + 'static {
 
     /// Forget session `id` (it was deleted).
     fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Send `message` to the instance it names (or to all). Delivery is at most once:
+    /// an instance that is not listening at that moment misses it.
+    fn publish<'a>(&'a self, message: &'a BusMessage) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// The messages for instance `instance` and for all, from now on, for as long as the
+    /// receiver is kept. The store re-establishes its listening by itself after a failure.
+    fn subscribe<'a>(
+        &'a self,
+        instance: &'a str,
+    ) -> BoxFuture<'a, Result<mpsc::Receiver<BusMessage>, StoreError>>;
 }
+
+/// How many bus messages wait for their instance to take them; more are dropped (each is
+/// a client's answer or a cancellation: a slow instance misses some rather than grow).
+pub const BUS_QUEUE: usize = 1024;
 
 /// A [`SessionStore`] in this process's memory: routers built with the same store share
 /// their sessions as instances sharing Redis do (each adopts the others' sessions).
 /// Expired records are dropped when next looked at, and swept on every create.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct MemorySessionStore {
     records: Mutex<HashMap<String, (SessionRecord, Instant)>>,
+    bus: broadcast::Sender<BusMessage>,
+}
+
+impl Default for MemorySessionStore {
+    fn default() -> Self {
+        MemorySessionStore {
+            records: Mutex::default(),
+            bus: broadcast::channel(BUS_QUEUE).0,
+        }
+    }
 }
 
 impl MemorySessionStore {
@@ -210,6 +249,55 @@ impl SessionStore for MemorySessionStore {
         self.map().remove(id);
         Box::pin(std::future::ready(Ok(())))
     }
+
+    fn publish<'a>(&'a self, message: &'a BusMessage) -> BoxFuture<'a, Result<(), StoreError>> {
+        // No receiver is no error: no instance listens yet.
+        let _ = self.bus.send(message.clone());
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn subscribe<'a>(
+        &'a self,
+        instance: &'a str,
+    ) -> BoxFuture<'a, Result<mpsc::Receiver<BusMessage>, StoreError>> {
+        let mut messages = self.bus.subscribe();
+        let (tx, rx) = mpsc::channel(BUS_QUEUE);
+        let instance = instance.to_owned();
+        tokio::spawn(async move {
+            loop {
+                let message = match messages.recv().await {
+                    Ok(message) => message,
+                    Err(broadcast::error::RecvError::Lagged(missed)) => {
+                        tracing::warn!("the session bus dropped {missed} messages for {instance}");
+                        continue;
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                };
+                if message.to.as_ref().is_some_and(|to| *to != instance) {
+                    continue;
+                }
+                if tx.send(message).await.is_err() {
+                    return;
+                }
+            }
+        });
+        Box::pin(std::future::ready(Ok(rx)))
+    }
+}
+
+/// Whether `id` can name an instance: 1 to 64 letters, digits, `-` and `_`.
+pub(crate) fn valid_instance_id(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// A new random instance id: 16 hex digits.
+pub(crate) fn random_instance_id() -> std::sync::Arc<str> {
+    use chacha20poly1305::aead::OsRng;
+    use chacha20poly1305::aead::rand_core::RngCore;
+    format!("{:016x}", OsRng.next_u64()).into()
 }
 
 /// Apply `change` to `record`, within the record's bounds.

@@ -7,6 +7,12 @@
 //! |---|---|---|---|
 //! | `{prefix}session:{id}` | hash | `record` (the record's JSON without level and subscriptions), `version` (changes so far), `level`, one `sub:{uri}` field per subscription | the session idle timeout, pushed back by every request |
 //!
+//! The instances' bus is Redis pub/sub: channel `{prefix}bus:{instance}` for one instance,
+//! `{prefix}bus` for all; a payload is a [`BusMessage`] as JSON. Instances trust what
+//! comes from Redis: anyone who can publish there can also rewrite the session records,
+//! so signing payloads would protect nothing more (protect Redis itself: a password,
+//! TLS, a private network).
+//!
 //! Every call is one round trip (scripts check and change in one step, so a change never
 //! recreates a record another instance deleted), bounded by the response timeout.
 
@@ -16,8 +22,11 @@ use futures_util::future::BoxFuture;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{AsyncCommands, Script};
 
+use tokio::sync::mpsc;
+
 use super::{
-    MAX_RECORDED_SUBSCRIPTIONS, RecordChange, SessionRecord, SessionStore, StoreError, recordable,
+    BUS_QUEUE, BusMessage, MAX_RECORDED_SUBSCRIPTIONS, RecordChange, SessionRecord, SessionStore,
+    StoreError, recordable,
 };
 
 /// Where Redis is and how long to wait for it.
@@ -71,6 +80,7 @@ impl RedisConfig {
 /// ```
 #[derive(Clone)]
 pub struct RedisSessionStore {
+    client: redis::Client,
     connection: ConnectionManager,
     prefix: String,
     timeout: Duration,
@@ -131,14 +141,82 @@ impl RedisSessionStore {
             .set_connection_timeout(Some(config.connection_timeout))
             .set_number_of_retries(1)
             .set_max_delay(Duration::from_millis(500));
-        let connection = ConnectionManager::new_lazy_with_config(client, manager)
+        let connection = ConnectionManager::new_lazy_with_config(client.clone(), manager)
             .map_err(|e| StoreError(format!("cannot set up the Redis connection: {e}")))?;
         Ok(RedisSessionStore {
+            client,
             connection,
             prefix: config.prefix,
             // A command's whole bound: a reconnection attempt and the command itself.
             timeout: config.connection_timeout + config.response_timeout,
         })
+    }
+
+    /// The bus channel of `instance`, or of every instance.
+    fn channel(&self, instance: Option<&str>) -> String {
+        match instance {
+            Some(instance) => format!("{}bus:{instance}", self.prefix),
+            None => format!("{}bus", self.prefix),
+        }
+    }
+
+    /// A connection subscribed to `channels`, within the bound.
+    async fn subscribed(&self, channels: &[String; 2]) -> Result<redis::aio::PubSub, String> {
+        let subscribed = async {
+            let mut pubsub = self.client.get_async_pubsub().await?;
+            pubsub.subscribe(channels).await?;
+            redis::RedisResult::Ok(pubsub)
+        };
+        match tokio::time::timeout(self.timeout, subscribed).await {
+            Ok(Ok(pubsub)) => Ok(pubsub),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err("no answer".to_owned()),
+        }
+    }
+
+    /// Listen on `channels` (through `first` to begin with, if it is there) until `tx`
+    /// is dropped, connecting again after a failure.
+    async fn listen(
+        self,
+        channels: [String; 2],
+        mut first: Option<redis::aio::PubSub>,
+        tx: mpsc::Sender<BusMessage>,
+    ) {
+        use futures_util::StreamExt as _;
+        let mut delay = Duration::from_millis(100);
+        while !tx.is_closed() {
+            let pubsub = match first.take() {
+                Some(pubsub) => pubsub,
+                None => match self.subscribed(&channels).await {
+                    Ok(pubsub) => pubsub,
+                    Err(why) => {
+                        tracing::warn!(
+                            "cannot listen to the session bus: {why}; again in {delay:?}"
+                        );
+                        tokio::time::sleep(delay).await;
+                        delay = (delay * 2).min(Duration::from_secs(5));
+                        continue;
+                    }
+                },
+            };
+            delay = Duration::from_millis(100);
+            let mut messages = pubsub.into_on_message();
+            loop {
+                tokio::select! {
+                    message = messages.next() => {
+                        let Some(message) = message else { break };
+                        let Ok(payload) = message.get_payload::<String>() else { continue };
+                        match serde_json::from_str::<BusMessage>(&payload) {
+                            // Full: dropped, as a message to an instance not listening.
+                            Ok(message) => drop(tx.try_send(message)),
+                            Err(e) => tracing::debug!("a bus message that is none dropped: {e}"),
+                        }
+                    }
+                    () = tx.closed() => return,
+                }
+            }
+            tracing::warn!("the session bus connection ended; listening again");
+        }
     }
 
     /// The key of session `id`'s hash.
@@ -282,6 +360,40 @@ impl SessionStore for RedisSessionStore {
                 })
                 .await?;
             Ok(u64::try_from(version).ok())
+        })
+    }
+
+    fn publish<'a>(&'a self, message: &'a BusMessage) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let channel = self.channel(message.to.as_deref());
+            let payload = serde_json::to_string(message)
+                .map_err(|e| StoreError(format!("cannot encode a bus message: {e}")))?;
+            self.run("publish on the session bus", async |c| {
+                c.publish::<_, _, i64>(&channel, &payload).await
+            })
+            .await
+            .map(drop)
+        })
+    }
+
+    fn subscribe<'a>(
+        &'a self,
+        instance: &'a str,
+    ) -> BoxFuture<'a, Result<mpsc::Receiver<BusMessage>, StoreError>> {
+        Box::pin(async move {
+            let (tx, rx) = mpsc::channel(BUS_QUEUE);
+            let channels = [self.channel(Some(instance)), self.channel(None)];
+            // Subscribed before this returns when Redis answers, so no message published
+            // after it is missed; otherwise the listener keeps trying.
+            let first = match self.subscribed(&channels).await {
+                Ok(pubsub) => Some(pubsub),
+                Err(why) => {
+                    tracing::warn!("cannot listen to the session bus yet: {why}");
+                    None
+                }
+            };
+            tokio::spawn(self.clone().listen(channels, first, tx));
+            Ok(rx)
         })
     }
 
