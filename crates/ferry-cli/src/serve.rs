@@ -8,6 +8,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::process::ExitCode;
 
 use clap::Args;
+use ferry::http::HttpConfig;
 use ferry::http::store::{RedisConfig, RedisSessionStore};
 
 use crate::reference;
@@ -34,6 +35,24 @@ pub(crate) struct ServeArgs {
     /// the first thing to send (by default that response is one JSON object).
     #[arg(long, requires = "http")]
     sse_responses: bool,
+    #[command(flatten)]
+    redis: RedisArgs,
+    /// End a session-era session after this long without a request or an open stream
+    /// (its Redis record expires with it).
+    #[arg(
+        long,
+        requires = "http",
+        value_name = "SECONDS",
+        default_value_t = 1800
+    )]
+    session_idle: u64,
+    #[command(flatten)]
+    auth: AuthArgs,
+}
+
+/// Sharing sessions through Redis (`ferry serve --http`, `ferry bridge --http`).
+#[derive(Args, Debug)]
+pub(crate) struct RedisArgs {
     /// Share sessions with the other instances using this Redis
     /// (`redis://127.0.0.1:6379/0`): any instance then serves any session-era session,
     /// behind a load balancer without sticky sessions.
@@ -52,17 +71,29 @@ pub(crate) struct ServeArgs {
     /// reach it through any instance.
     #[arg(long, requires = "redis", value_name = "ID", value_parser = instance_id)]
     instance_id: Option<String>,
-    /// End a session-era session after this long without a request or an open stream
-    /// (its Redis record expires with it).
-    #[arg(
-        long,
-        requires = "http",
-        value_name = "SECONDS",
-        default_value_t = 1800
-    )]
-    session_idle: u64,
-    #[command(flatten)]
-    auth: AuthArgs,
+}
+
+impl RedisArgs {
+    /// `config` with the Redis session store, if `--redis` asks for one; the usage error
+    /// otherwise (`who` names the command in it).
+    pub(crate) fn apply(&self, mut config: HttpConfig, who: &str) -> Result<HttpConfig, ExitCode> {
+        let Some(url) = &self.redis else {
+            return Ok(config);
+        };
+        let redis = RedisConfig::new(url.as_str()).prefix(self.redis_prefix.as_str());
+        match RedisSessionStore::new(redis) {
+            Ok(store) => {
+                note!("{who}: sessions shared through Redis at {url}");
+                config = config.session_store(std::sync::Arc::new(store));
+                config.instance_id = self.instance_id.clone();
+                Ok(config)
+            }
+            Err(e) => {
+                note!("{who}: --redis {url:?}: {e}");
+                Err(ExitCode::from(2))
+            }
+        }
+    }
 }
 
 /// An `--instance-id`: 1 to 64 letters, digits, `-` and `_`.
@@ -122,7 +153,7 @@ pub(crate) async fn run(args: ServeArgs) -> ExitCode {
         }
     };
     let bound = listener.local_addr().unwrap_or(addr);
-    let mut config = ferry::http::HttpConfig {
+    let config = HttpConfig {
         any_host: args.public,
         // The `server-sse-polling` scenario: `test_reconnection` outlasts this, so its POST
         // stream is closed mid-call and the client resumes it (SEP-1699).
@@ -133,20 +164,10 @@ pub(crate) async fn run(args: ServeArgs) -> ExitCode {
         session_idle_timeout: std::time::Duration::from_secs(args.session_idle.max(1)),
         ..Default::default()
     };
-    if let Some(url) = &args.redis {
-        let redis = RedisConfig::new(url.as_str()).prefix(args.redis_prefix.as_str());
-        match RedisSessionStore::new(redis) {
-            Ok(store) => {
-                note!("ferry serve: sessions shared through Redis at {url}");
-                config = config.session_store(std::sync::Arc::new(store));
-                config.instance_id = args.instance_id.clone();
-            }
-            Err(e) => {
-                note!("ferry serve: --redis {url:?}: {e}");
-                return ExitCode::from(2);
-            }
-        }
-    }
+    let mut config = match args.redis.apply(config, "ferry serve") {
+        Ok(config) => config,
+        Err(code) => return code,
+    };
     let endpoint = format!("http://{bound}{}", config.endpoint);
     note!("ferry serve: MCP on {endpoint}");
     if let Some(sse) = &config.legacy_sse {

@@ -416,6 +416,55 @@ async fn disabled_or_moved() {
     );
 }
 
+/// Nested under a prefix (axum's `nest`), or behind a proxy that strips one and says so in
+/// `X-Forwarded-Prefix`, the `endpoint` event names the path the client can POST to.
+#[tokio::test]
+async fn the_endpoint_event_names_the_path_the_client_uses() {
+    let app =
+        axum::Router::new().nest("/api", ferry::http::router(server(), HttpConfig::default()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(ferry::http::serve_router(app, listener));
+    let http = reqwest::Client::new();
+    for (forwarded, expected) in [
+        (None, "/api/messages?sessionId="),
+        (Some("/edge/"), "/edge/api/messages?sessionId="),
+    ] {
+        let mut get = http.get(format!("http://{address}/api/sse"));
+        if let Some(prefix) = forwarded {
+            get = get.header("x-forwarded-prefix", prefix);
+        }
+        let mut events = Events::new(get.send().await.unwrap());
+        let endpoint = events.next().await.unwrap();
+        assert_eq!(endpoint.name, "endpoint");
+        assert!(endpoint.data.starts_with(expected), "{endpoint:?}");
+        if forwarded.is_none() {
+            // The named path takes the session's POSTs.
+            let body = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+            let response = http
+                .post(format!("http://{address}{}", endpoint.data))
+                .header("content-type", "application/json")
+                .body(body.to_string())
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), StatusCode::ACCEPTED);
+            let answer = events.message().await;
+            assert_eq!(answer["id"], 1, "{answer}");
+        }
+    }
+    // A prefix that is not a plain path is ignored.
+    let get = http
+        .get(format!("http://{address}/api/sse"))
+        .header("x-forwarded-prefix", "/x?y=1");
+    let mut events = Events::new(get.send().await.unwrap());
+    let endpoint = events.next().await.unwrap();
+    assert!(
+        endpoint.data.starts_with("/api/messages?sessionId="),
+        "{endpoint:?}"
+    );
+}
+
 #[tokio::test]
 async fn graceful_shutdown_answers_in_flight_requests() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

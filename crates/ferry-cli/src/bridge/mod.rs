@@ -63,6 +63,8 @@ pub(crate) struct BridgeArgs {
     /// Default: 10.
     #[arg(long, value_name = "SECONDS", requires = "stdio")]
     drain_timeout: Option<f64>,
+    #[command(flatten)]
+    redis: crate::serve::RedisArgs,
     /// `--http`: the stdio server to run, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -120,6 +122,13 @@ pub(crate) async fn run(args: BridgeArgs) -> ExitCode {
             .idle_timeout
             .map_or(defaults.session_idle_timeout, Duration::from_secs),
         ..defaults
+    };
+    // A session adopted by another bridge replays its recorded `initialize` to a child of
+    // that bridge (`--per-session`: its own child; `--shared`: the shared child, whose
+    // first answer serves every later `initialize`).
+    let config = match args.redis.apply(config, "ferry bridge") {
+        Ok(config) => config,
+        Err(code) => return code,
     };
     http::run(addr, config, args.shared, child).await
 }

@@ -160,25 +160,49 @@ pub struct Instance {
 
 impl Instance {
     pub fn start(redis: &str, prefix: &str, extra: &[&str]) -> Instance {
+        let mut args = vec!["serve", "--http", "127.0.0.1:0", "--redis", redis];
+        args.extend(["--redis-prefix", prefix]);
+        args.extend(extra);
+        Instance::spawn(&args)
+    }
+
+    /// `ferry bridge --http 127.0.0.1:0 --redis URL [mode] -- ferry serve`.
+    pub fn bridge(redis: &str, prefix: &str, mode: &str) -> Instance {
+        let ferry = env!("CARGO_BIN_EXE_ferry");
+        Instance::spawn(&[
+            "bridge",
+            "--http",
+            "127.0.0.1:0",
+            "--redis",
+            redis,
+            "--redis-prefix",
+            prefix,
+            mode,
+            "--",
+            ferry,
+            "serve",
+        ])
+    }
+
+    /// `ferry ARGS`, once it has printed the address it serves.
+    pub fn spawn(args: &[&str]) -> Instance {
         let mut child = Command::new(env!("CARGO_BIN_EXE_ferry"))
-            .args(["serve", "--http", "127.0.0.1:0", "--redis", redis])
-            .args(["--redis-prefix", prefix])
-            .args(extra)
+            .args(args)
             .stderr(Stdio::piped())
             .spawn()
-            .expect("ferry serve");
+            .expect("ferry");
         let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
         let mut addr = None;
         let mut line = String::new();
         while addr.is_none() {
             line.clear();
             if stderr.read_line(&mut line).unwrap_or(0) == 0 {
-                panic!("ferry serve ended before its banner");
+                panic!("ferry {args:?} ended before its banner");
             }
             addr = line
                 .trim()
-                .strip_prefix("ferry serve: MCP on http://")
-                .and_then(|rest| rest.strip_suffix("/mcp"))
+                .split_once(": MCP on http://")
+                .and_then(|(_, rest)| rest.strip_suffix("/mcp"))
                 .map(str::to_owned);
         }
         // The rest of stderr, read on (the server must never block on it).

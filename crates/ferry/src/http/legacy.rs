@@ -32,8 +32,9 @@
 //! **Shutdown.** `serve_with_shutdown` closes every engine's input: in-flight requests still
 //! answer on their stream (within the engine's shutdown grace), then the stream ends.
 //!
-//! The `endpoint` URI is the configured messages path as given: when the router is nested
-//! under a prefix, configure the full path (`/prefix/messages`).
+//! The `endpoint` URI is the messages path as the client reaches it: the configured path,
+//! after the prefix the router is nested under (`Router::nest("/api", ..)`: `/api/messages`)
+//! and after `X-Forwarded-Prefix` when a proxy strips a prefix of its own and says so.
 
 use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
@@ -286,9 +287,36 @@ pub(crate) async fn get(State(shared): State<Arc<Shared>>, request: Request) -> 
         super::Connection::Legacy,
         Transport::new(incoming, outgoing),
     );
-    let endpoint = format!("{}?sessionId={id}", shared.config.legacy_messages);
+    let endpoint = format!(
+        "{}{}?sessionId={id}",
+        client_prefix(&request),
+        shared.config.legacy_messages
+    );
     tracing::debug!(session = %id, "HTTP+SSE session started");
     stream(&shared, id, endpoint, from_engine, activity)
+}
+
+/// The path the client's URL has before the router's own paths: a proxy's
+/// `X-Forwarded-Prefix` (a path: `/` and visible characters, no query), then the prefix
+/// the router is nested under.
+fn client_prefix(request: &Request) -> String {
+    let forwarded = request
+        .headers()
+        .get("x-forwarded-prefix")
+        .and_then(|v| v.to_str().ok())
+        .filter(|p| {
+            p.starts_with('/')
+                && p.bytes()
+                    .all(|b| b.is_ascii_graphic() && !matches!(b, b'?' | b'#' | b'\\'))
+        })
+        .unwrap_or("")
+        .trim_end_matches('/');
+    let nested = request
+        .extensions()
+        .get::<axum::extract::NestedPath>()
+        .map_or("", |n| n.as_str())
+        .trim_end_matches('/');
+    format!("{forwarded}{nested}")
 }
 
 /// The SSE response: the `endpoint` event, then every frame of the engine, with keep-alives,

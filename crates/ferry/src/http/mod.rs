@@ -16,6 +16,12 @@
 //! answers come on the stream). See `legacy.rs` for its table;
 //! [`HttpConfig::legacy_sse`] moves or disables it.
 //!
+//! **Paths.** The router claims exactly three paths, each configurable: the endpoint
+//! ([`HttpConfig::endpoint`], `/mcp`), and the HTTP+SSE pair ([`HttpConfig::legacy_sse`],
+//! `/sse` and `/messages`); every other path is free for the application's own routes.
+//! Nested (`Router::nest("/api", ..)`) or behind a proxy stripping a prefix, it keeps
+//! working: the `endpoint` event names the path the client used.
+//!
 //! **Browsers.** Allowed origins get CORS: preflights (`OPTIONS`) are answered and responses
 //! carry `Access-Control-Allow-Origin` and expose `MCP-Session-Id` (see `cors.rs`).
 //!
@@ -118,7 +124,9 @@ pub struct HttpConfig {
     /// serve only Streamable HTTP. Default: `/sse`.
     pub legacy_sse: Option<String>,
     /// The 2024-11-05 HTTP+SSE transport's messages path (`POST ?sessionId=…`), sent to
-    /// the client in the `endpoint` event. Default: `/messages`.
+    /// the client in the `endpoint` event after the prefix the client's URL has (the
+    /// router nested under `/api` names `/api/messages`; a proxy that strips a prefix
+    /// says which in `X-Forwarded-Prefix`). Default: `/messages`.
     pub legacy_messages: String,
     /// Origins allowed besides loopback ones (`http://localhost:*`, `http://127.0.0.1:*`,
     /// `http://[::1]:*`), e.g. `https://app.example.com`. A request with any other
