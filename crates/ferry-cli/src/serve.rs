@@ -74,24 +74,50 @@ pub(crate) struct RedisArgs {
 }
 
 impl RedisArgs {
-    /// `config` with the Redis session store, if `--redis` asks for one; the usage error
-    /// otherwise (`who` names the command in it).
-    pub(crate) fn apply(&self, mut config: HttpConfig, who: &str) -> Result<HttpConfig, ExitCode> {
+    /// The Redis session store `--redis` asks for, if any; the usage error otherwise (`who`
+    /// names the command in it).
+    pub(crate) fn store(&self, who: &str) -> Result<Option<RedisSessionStore>, ExitCode> {
         let Some(url) = &self.redis else {
-            return Ok(config);
+            return Ok(None);
         };
         let redis = RedisConfig::new(url.as_str()).prefix(self.redis_prefix.as_str());
         match RedisSessionStore::new(redis) {
             Ok(store) => {
                 note!("{who}: sessions shared through Redis at {url}");
-                config = config.session_store(std::sync::Arc::new(store));
-                config.instance_id = self.instance_id.clone();
-                Ok(config)
+                Ok(Some(store))
             }
             Err(e) => {
                 note!("{who}: --redis {url:?}: {e}");
                 Err(ExitCode::from(2))
             }
+        }
+    }
+
+    /// `config` sharing sessions through `store`, named by `--instance-id`.
+    pub(crate) fn apply(
+        &self,
+        mut config: HttpConfig,
+        store: Option<RedisSessionStore>,
+    ) -> HttpConfig {
+        if let Some(store) = store {
+            config = config.session_store(std::sync::Arc::new(store));
+            config.instance_id = self.instance_id.clone();
+        }
+        config
+    }
+}
+
+/// The request-state key every instance sharing `store` uses; Redis is given 10 s to
+/// answer (an instance started with it, say).
+async fn shared_key(store: &RedisSessionStore) -> Result<[u8; 32], String> {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        match store.shared_secret("request-state").await {
+            Ok(key) => return Ok(key),
+            Err(e) if tokio::time::Instant::now() >= deadline => {
+                return Err(format!("cannot share the request-state key: {e}"));
+            }
+            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(250)).await,
         }
     }
 }
@@ -120,10 +146,26 @@ pub(crate) fn address(spec: &str) -> Result<SocketAddr, String> {
 
 /// Run `ferry serve`.
 pub(crate) async fn run(args: ServeArgs) -> ExitCode {
+    // Instances sharing Redis share the key that seals request state too, so an
+    // `input_required` retry may land on any of them.
+    let store = match args.redis.store("ferry serve") {
+        Ok(store) => store,
+        Err(code) => return code,
+    };
+    let request_state_key = match &store {
+        Some(store) if !args.conformance => match shared_key(store).await {
+            Ok(key) => Some(key),
+            Err(e) => {
+                note!("ferry serve: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+        _ => None,
+    };
     let server = if args.conformance {
         reference::conformance::server()
     } else {
-        reference::server()
+        reference::server_with(request_state_key)
     };
     let Some(spec) = args.http else {
         return match server.serve_stdio().await {
@@ -164,10 +206,7 @@ pub(crate) async fn run(args: ServeArgs) -> ExitCode {
         session_idle_timeout: std::time::Duration::from_secs(args.session_idle.max(1)),
         ..Default::default()
     };
-    let mut config = match args.redis.apply(config, "ferry serve") {
-        Ok(config) => config,
-        Err(code) => return code,
-    };
+    let mut config = args.redis.apply(config, store);
     let endpoint = format!("http://{bound}{}", config.endpoint);
     note!("ferry serve: MCP on {endpoint}");
     if let Some(sse) = &config.legacy_sse {

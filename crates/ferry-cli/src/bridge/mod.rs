@@ -126,8 +126,8 @@ pub(crate) async fn run(args: BridgeArgs) -> ExitCode {
     // A session adopted by another bridge replays its recorded `initialize` to a child of
     // that bridge (`--per-session`: its own child; `--shared`: the shared child, whose
     // first answer serves every later `initialize`).
-    let config = match args.redis.apply(config, "ferry bridge") {
-        Ok(config) => config,
+    let config = match args.redis.store("ferry bridge") {
+        Ok(store) => args.redis.apply(config, store),
         Err(code) => return code,
     };
     http::run(addr, config, args.shared, child).await

@@ -40,7 +40,16 @@ struct Sum {
 
 /// The reference server.
 pub(crate) fn server() -> Server {
-    let builder = Server::builder("ferry", env!("CARGO_PKG_VERSION"));
+    server_with(None)
+}
+
+/// The reference server, sealing 2026-07-28 request state with `key` when given (shared
+/// by every instance of a deployment) instead of a random one.
+pub(crate) fn server_with(request_state_key: Option<[u8; 32]>) -> Server {
+    let mut builder = Server::builder("ferry", env!("CARGO_PKG_VERSION"));
+    if let Some(key) = request_state_key {
+        builder = builder.request_state_key(key);
+    }
     let builder = calculate::register(builder);
     let builder = evaluate::register(builder);
     let builder = interactive::register(builder);

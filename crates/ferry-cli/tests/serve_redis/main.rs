@@ -4,6 +4,8 @@
 //! session. Unix only (processes are killed with signals).
 #![cfg(unix)]
 
+#[path = "../interop_support/mod.rs"]
+mod interop_support;
 mod support;
 
 use std::time::{Duration, Instant};
@@ -431,4 +433,28 @@ async fn bridges_share_sessions_in_both_modes() {
         }
         assert_eq!(redis.keys(&prefix), 1, "{mode}");
     }
+}
+
+/// The official SDKs' clients through the proxy, every request on the next instance in
+/// turn: the TypeScript SDK (session era: tools, progress, cancellation, sampling,
+/// elicitation and roots answered through instances that did not ask) and the Python SDK in
+/// both eras (2026-07-28: every request on its own; an `input_required` retry unsealed by
+/// another instance than the one that sealed its state).
+#[tokio::test]
+async fn the_official_sdk_clients_work_through_the_proxy() {
+    let redis = Redis::start();
+    let prefix = prefix("sdk");
+    let instances: Vec<Instance> = (0..3)
+        .map(|_| Instance::start(&redis.url(), &prefix, &[]))
+        .collect();
+    let ports: Vec<u16> = instances.iter().map(Instance::port).collect();
+    let nginx = Nginx::start(&ports);
+    let url = nginx.url();
+    tokio::task::spawn_blocking(move || {
+        interop_support::ts_client(&["http", &url]);
+        interop_support::py_client("session", &["http", &url]);
+        interop_support::py_client("stateless", &["http", &url]);
+    })
+    .await
+    .unwrap();
 }

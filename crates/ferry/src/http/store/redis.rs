@@ -219,6 +219,35 @@ impl RedisSessionStore {
         }
     }
 
+    /// A 32-byte secret every instance sharing this Redis (and prefix) gets the same:
+    /// the first to ask makes it (`SET NX`), the others read it. Key
+    /// `{prefix}secret:{name}`, kept without expiry (one small key per name). For keys the
+    /// instances must agree on, such as the server's request-state key
+    /// (`ServerBuilder::request_state_key`), so a 2026-07-28 `input_required` retry may
+    /// land on any instance.
+    pub async fn shared_secret(&self, name: &str) -> Result<[u8; 32], StoreError> {
+        use chacha20poly1305::aead::OsRng;
+        use chacha20poly1305::aead::rand_core::RngCore;
+        let key = format!("{}secret:{name}", self.prefix);
+        let mut fresh = [0u8; 32];
+        OsRng.fill_bytes(&mut fresh);
+        let fresh: String = fresh.iter().map(|b| format!("{b:02x}")).collect();
+        let mut pipe = redis::pipe();
+        pipe.cmd("SET").arg(&key).arg(&fresh).arg("NX").ignore();
+        pipe.get(&key);
+        let (stored,): (String,) = self
+            .run("share a secret", async |c| pipe.query_async(c).await)
+            .await?;
+        let bytes: Vec<u8> = (0..stored.len())
+            .step_by(2)
+            .filter_map(|i| stored.get(i..i + 2))
+            .filter_map(|h| u8::from_str_radix(h, 16).ok())
+            .collect();
+        bytes
+            .try_into()
+            .map_err(|_| StoreError(format!("the shared secret at {key} is not 64 hex digits")))
+    }
+
     /// The key of session `id`'s hash.
     pub fn session_key(&self, id: &str) -> String {
         format!("{}session:{id}", self.prefix)
