@@ -437,7 +437,8 @@ async fn bridges_share_sessions_in_both_modes() {
 
 /// The official SDKs' clients through the proxy, every request on the next instance in
 /// turn: the TypeScript SDK (session era: tools, progress, cancellation, sampling,
-/// elicitation and roots answered through instances that did not ask) and the Python SDK in
+/// elicitation and roots answered through instances that did not ask; and 2024-11-05
+/// HTTP+SSE, its POSTs passed on to the instance holding its stream) and the Python SDK in
 /// both eras (2026-07-28: every request on its own; an `input_required` retry unsealed by
 /// another instance than the one that sealed its state).
 #[tokio::test]
@@ -452,6 +453,9 @@ async fn the_official_sdk_clients_work_through_the_proxy() {
     let url = nginx.url();
     tokio::task::spawn_blocking(move || {
         interop_support::ts_client(&["http", &url]);
+        // 2024-11-05 HTTP+SSE: the stream stays on the instance it opened on; the POSTs
+        // that land elsewhere are passed on to it.
+        interop_support::ts_client(&["sse", &url.replace("/mcp", "/sse")]);
         interop_support::py_client("session", &["http", &url]);
         interop_support::py_client("stateless", &["http", &url]);
     })

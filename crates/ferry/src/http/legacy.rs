@@ -54,6 +54,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::owner::{RequestData, SessionOwner};
 use super::stateless::error_response;
+use super::store::{BusMessage, SessionRecord};
 use super::{Shared, guard, sse};
 use crate::engine::{Frame, Transport, TransportEvent};
 
@@ -223,6 +224,7 @@ async fn sweep(shared: Weak<Shared>, every: Duration) {
             return;
         }
         shared.legacy.sweep(shared.config.session_idle_timeout);
+        refresh(&shared).await;
     }
 }
 
@@ -237,7 +239,108 @@ impl Drop for Registration {
     fn drop(&mut self) {
         self.shared.legacy.map().remove(&self.id);
         tracing::debug!(session = %self.id, "HTTP+SSE session ended");
+        // Shared: its record goes with it (the other instances then answer 404).
+        if let Some(store) = self.shared.config.session_store.clone() {
+            let id = std::mem::take(&mut self.id);
+            tokio::spawn(async move {
+                if let Err(e) = store.remove(&id).await {
+                    tracing::warn!("cannot forget HTTP+SSE session {id}: {e}");
+                }
+            });
+        }
     }
+}
+
+/// Record a new session for the other instances: they pass its POSTs on to this one.
+async fn record(shared: &Shared, id: &str, owner: Option<&SessionOwner>) -> Result<(), Response> {
+    let Some(store) = &shared.config.session_store else {
+        return Ok(());
+    };
+    let record = SessionRecord {
+        id: id.to_owned(),
+        revision: "2024-11-05".to_owned(),
+        initialize: String::new(),
+        owner: owner.map(|o| o.0.to_string()),
+        log_level: None,
+        subscriptions: Vec::new(),
+        version: 0,
+        instance: Some(shared.instance.to_string()),
+    };
+    store
+        .create(&record, shared.config.session_idle_timeout)
+        .await
+        .map_err(|e| unavailable(format!("{e}; try again shortly")))
+}
+
+/// Keep the records of this instance's live sessions from expiring (the sweeper's pass).
+async fn refresh(shared: &Shared) {
+    let Some(store) = &shared.config.session_store else {
+        return;
+    };
+    let ids: Vec<String> = shared.legacy.map().keys().cloned().collect();
+    for id in ids {
+        if let Err(e) = store.touch(&id, shared.config.session_idle_timeout).await {
+            tracing::warn!("cannot refresh HTTP+SSE session {id}: {e}");
+            return;
+        }
+    }
+}
+
+/// A message the client posted on another instance for a session of this one.
+pub(crate) async fn deliver(shared: &Shared, message: BusMessage) {
+    let Some(entry) = shared
+        .legacy
+        .find(&message.session, shared.config.session_idle_timeout)
+    else {
+        return;
+    };
+    if let Ok(value) = serde_json::from_str::<Value>(&message.frame) {
+        entry.activity.posted(&value);
+    }
+    let _ = entry
+        .to_engine
+        .send(TransportEvent::Frame(message.frame.into_bytes()))
+        .await;
+}
+
+/// A POST for a session this instance does not hold: passed on to the instance holding
+/// its stream, if the shared record names one the poster may use.
+async fn forward(shared: &Shared, id: &str, data: &RequestData, bytes: &Bytes) -> Response {
+    let Some(store) = &shared.config.session_store else {
+        return unknown_session();
+    };
+    let record = match store.load(id).await {
+        Ok(Some(record)) => record,
+        Ok(None) => return unknown_session(),
+        Err(e) => return unavailable(format!("{e}; try again shortly")),
+    };
+    let owner = data.owner.as_ref().map(|o| &*o.0);
+    let Some(instance) = record.instance else {
+        return unknown_session();
+    };
+    if (record.owner.is_some() && record.owner.as_deref() != owner) || *instance == *shared.instance
+    {
+        return unknown_session();
+    }
+    let message = BusMessage {
+        to: Some(instance),
+        session: id.to_owned(),
+        frame: String::from_utf8_lossy(bytes).into_owned(),
+        legacy: true,
+    };
+    match store.publish(&message).await {
+        Ok(()) => accepted(),
+        Err(e) => unavailable(format!("{e}; try again shortly")),
+    }
+}
+
+fn accepted() -> Response {
+    let mut response = (StatusCode::ACCEPTED, "Accepted").into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/plain"),
+    );
+    response
 }
 
 /// `GET` on the SSE path: a new session and its stream.
@@ -282,6 +385,11 @@ pub(crate) async fn get(State(shared): State<Arc<Shared>>, request: Request) -> 
         let every = (idle / 2).clamp(Duration::from_millis(10), Duration::from_secs(30));
         drop(tokio::spawn(sweep(weak, every)));
     });
+    if let Err(response) = record(&shared, &id, request.extensions().get::<SessionOwner>()).await {
+        shared.legacy.map().remove(&id);
+        return response;
+    }
+    super::session::listen(&shared).await;
     // The engine ends once its input closes (the session leaves the map).
     shared.backend.connect(
         super::Connection::Legacy,
@@ -380,11 +488,15 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
         );
     };
     let data = RequestData::of(&parts.extensions);
-    let Some(entry) = shared.legacy.find(id, shared.config.session_idle_timeout) else {
+    let entry = shared.legacy.find(id, shared.config.session_idle_timeout);
+    if entry.is_none() && shared.config.session_store.is_none() {
         return unknown_session();
-    };
+    }
     // A session opened by an owner is unknown to anyone else.
-    if entry.owner.is_some() && entry.owner != data.owner {
+    if let Some(entry) = &entry
+        && entry.owner.is_some()
+        && entry.owner != data.owner
+    {
         return unknown_session();
     }
     if !guard::is_json(&parts.headers) {
@@ -404,6 +516,10 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
             return error_response(StatusCode::BAD_REQUEST, None, ErrorObject::parse_error(e));
         }
     };
+    let Some(entry) = entry else {
+        // Shared: the session's stream may be held by another instance.
+        return forward(&shared, id, &data, &bytes).await;
+    };
     entry.activity.posted(&message);
     let event = match data.attachment {
         Some(attachment) => TransportEvent::attached(bytes.to_vec(), attachment),
@@ -412,12 +528,7 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
     if entry.to_engine.send(event).await.is_err() {
         return unknown_session();
     }
-    let mut response = (StatusCode::ACCEPTED, "Accepted").into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        header::HeaderValue::from_static("text/plain"),
-    );
-    response
+    accepted()
 }
 
 /// The `sessionId` of a query string (hex ids need no percent-decoding).

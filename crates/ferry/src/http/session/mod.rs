@@ -81,6 +81,8 @@ mod posted;
 mod registry;
 mod router;
 mod shared;
+
+pub(crate) use shared::listen;
 mod state;
 mod stream;
 

@@ -106,7 +106,7 @@ pub(super) fn start(
 
 /// Start taking this instance's bus messages, once per router (before its first
 /// session is served: an answer for it may come through another instance at once).
-pub(super) async fn listen(shared: &Arc<Shared>) {
+pub(crate) async fn listen(shared: &Arc<Shared>) {
     let Some(store) = shared.config.session_store.clone() else {
         return;
     };
@@ -136,6 +136,10 @@ pub(super) async fn listen(shared: &Arc<Shared>) {
 /// A message from another instance: the client's answer to a request this instance's
 /// engine sent, or a cancellation, for the session's engine here (if it has one).
 async fn deliver(shared: &Shared, message: BusMessage) {
+    if message.legacy {
+        crate::http::legacy::deliver(shared, message).await;
+        return;
+    }
     let Some(session) = shared
         .sessions
         .find(&message.session, shared.config.session_idle_timeout)
@@ -250,6 +254,7 @@ pub(super) async fn route_posted(
                 to: Some(owner),
                 session: session.id.clone(),
                 frame: String::from_utf8_lossy(frame).into_owned(),
+                legacy: false,
             };
             store.publish(&message).await?;
             Ok(None)
@@ -260,6 +265,7 @@ pub(super) async fn route_posted(
                     to: None,
                     session: session.id.clone(),
                     frame: String::from_utf8_lossy(frame).into_owned(),
+                    legacy: false,
                 };
                 store.publish(&message).await?;
             }
@@ -330,7 +336,11 @@ pub(super) async fn session_of(
         Ok(None) => return Err(unknown_session()),
         Err(e) => return Err(unavailable(&e)),
     };
-    if record.owner.is_some() && record.owner.as_deref() != owner.map(|o| &*o.0) {
+    // Another owner's, or a 2024-11-05 session (which lives on the instance holding its
+    // stream): not one this endpoint serves.
+    if (record.owner.is_some() && record.owner.as_deref() != owner.map(|o| &*o.0))
+        || record.instance.is_some()
+    {
         return Err(unknown_session());
     }
     adopt(shared, store.as_ref(), record).await
@@ -560,6 +570,7 @@ pub(super) async fn record(
         log_level: None,
         subscriptions: Vec::new(),
         version: 0,
+        instance: None,
     };
     store
         .create(&record, shared.config.session_idle_timeout)

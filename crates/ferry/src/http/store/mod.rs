@@ -63,6 +63,11 @@ pub struct SessionRecord {
     /// session compares it with the changes it has applied, and catches up.
     #[serde(default)]
     pub version: u64,
+    /// For a 2024-11-05 HTTP+SSE session, the instance holding its stream (the session
+    /// lives there; others pass the client's POSTs on to it). `None` for a Streamable
+    /// HTTP session, which any instance serves.
+    #[serde(default)]
+    pub instance: Option<String>,
 }
 
 /// A message between the instances of a server, about one session (see
@@ -76,6 +81,10 @@ pub struct BusMessage {
     pub session: String,
     /// The JSON-RPC message, as the client posted it.
     pub frame: String,
+    /// For a 2024-11-05 HTTP+SSE session (posted on another instance than the one
+    /// holding its stream).
+    #[serde(default)]
+    pub legacy: bool,
 }
 
 /// Why a store could not answer: the HTTP layer answers 503 with a JSON-RPC error.
@@ -334,6 +343,7 @@ mod tests {
             log_level: None,
             subscriptions: Vec::new(),
             version: 0,
+            instance: None,
         }
     }
 

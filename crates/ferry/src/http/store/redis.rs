@@ -100,6 +100,8 @@ struct Fixed {
     revision: String,
     initialize: String,
     owner: Option<String>,
+    #[serde(default)]
+    instance: Option<String>,
 }
 
 /// Push the expiry back (ARGV[1] ms) and return the version, or -1 without a record.
@@ -287,6 +289,7 @@ impl SessionStore for RedisSessionStore {
                 revision: record.revision.clone(),
                 initialize: record.initialize.clone(),
                 owner: record.owner.clone(),
+                instance: record.instance.clone(),
             })
             .map_err(|e| StoreError(format!("cannot encode a session record: {e}")))?;
             let mut pipe = redis::pipe();
@@ -339,6 +342,7 @@ impl SessionStore for RedisSessionStore {
                 log_level,
                 subscriptions,
                 version,
+                instance: fixed.instance,
             }))
         })
     }
