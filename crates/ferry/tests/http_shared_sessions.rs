@@ -423,3 +423,69 @@ async fn a_server_request_answered_on_another_instance_reaches_the_handler() {
         "no response after the cancellation: {rest}"
     );
 }
+
+/// A change made on one instance (a tool added, a resource updated) reaches the
+/// `subscriptions/listen` streams (2026-07-28) and the session GET streams of another.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_on_one_instance_reaches_the_listeners_of_another() {
+    let store = Arc::new(MemorySessionStore::new());
+    let a = instance(&store, Duration::from_secs(60)).await;
+    let b = instance(&store, Duration::from_secs(60)).await;
+    let http = reqwest::Client::new();
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {}});
+    let listen = json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": {
+        "notifications": {"toolsListChanged": true, "resourceSubscriptions": ["memo://notes"]},
+        "_meta": meta}});
+    let mut stream = http
+        .post(&a.url)
+        .header(CONTENT_TYPE, "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "subscriptions/listen")
+        .body(listen.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), StatusCode::OK);
+    let mut buffer = String::new();
+    let ack = next_event(&mut stream, &mut buffer).await;
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+
+    // B's changes (B has served nothing yet: it listens from its first request).
+    let response = http
+        .post(&b.url)
+        .header(CONTENT_TYPE, "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/list")
+        .body(
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": meta}})
+                .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    b.server.add_tool(
+        "late",
+        "Late",
+        |t: Text, _cx: Context| async move { t.text },
+    );
+    let change = next_event(&mut stream, &mut buffer).await;
+    assert_eq!(
+        change["method"], "notifications/tools/list_changed",
+        "{change}"
+    );
+    b.server.notify_resource_updated("memo://notes");
+    let change = next_event(&mut stream, &mut buffer).await;
+    assert_eq!(
+        change["method"], "notifications/resources/updated",
+        "{change}"
+    );
+    assert_eq!(change["params"]["uri"], "memo://notes", "{change}");
+    drop(a.server);
+}

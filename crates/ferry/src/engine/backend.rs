@@ -11,6 +11,8 @@ use std::sync::OnceLock;
 
 use ferry_protocol::VersionSet;
 use ferry_protocol::types::JsonObject;
+use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast;
 
 use super::{EngineConfig, Transport};
 
@@ -27,6 +29,22 @@ pub enum Connection {
     /// `notifications/cancelled`); the transport takes the notifications for it and its
     /// response, then drops the connection. Requests the backend sends are dropped.
     Stateless,
+}
+
+/// A change of what a backend serves, as the instances of one server tell each other
+/// (see [`Backend::changes`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum BackendChange {
+    /// The tool list changed.
+    Tools,
+    /// The resource or template list changed.
+    Resources,
+    /// The prompt list changed.
+    Prompts,
+    /// The contents of the resource with this URI changed.
+    ResourceUpdated(String),
 }
 
 /// Serves the connections a transport opens (see the module docs).
@@ -74,5 +92,17 @@ pub trait Backend: Send + Sync + 'static {
     /// Default: [`EngineConfig`]'s.
     fn write_queue(&self) -> usize {
         EngineConfig::default().write_queue
+    }
+
+    /// The backend's own changes from now on, for a transport that shares its sessions
+    /// with other instances to pass on, or `None` when it has none to tell (the default).
+    fn changes(&self) -> Option<broadcast::Receiver<BackendChange>> {
+        None
+    }
+
+    /// A change another instance of this server made: tell this backend's clients as of
+    /// one of its own (list changes, subscribed resources), without passing it on again.
+    fn changed_elsewhere(&self, change: BackendChange) {
+        let _ = change;
     }
 }

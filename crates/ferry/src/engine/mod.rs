@@ -44,7 +44,7 @@ use std::future::Future;
 use ferry_protocol::RequestId;
 use ferry_protocol::jsonrpc::{ErrorObject, Notification, Request};
 
-pub use backend::{Backend, Connection};
+pub use backend::{Backend, BackendChange, Connection};
 pub use cancel::Cancellation;
 #[cfg(all(unix, feature = "child-process"))]
 pub use child::{

@@ -327,6 +327,8 @@ async fn forward(shared: &Shared, id: &str, data: &RequestData, bytes: &Bytes) -
         session: id.to_owned(),
         frame: String::from_utf8_lossy(bytes).into_owned(),
         legacy: true,
+        change: None,
+        from: shared.instance.to_string(),
     };
     match store.publish(&message).await {
         Ok(()) => accepted(),

@@ -296,6 +296,10 @@ async fn run(
         (None, Some(attachment)) => TransportEvent::attached(Vec::from(bytes), attachment),
         (None, None) => TransportEvent::Frame(Vec::from(bytes)),
     };
+    // Shared: this instance hears the others' changes (`subscriptions/listen` streams).
+    if shared.config.session_store.is_some() {
+        super::session::listen(shared).await;
+    }
     let exchange = Exchange::start(shared, event, plan.id).await;
     if plan.streams {
         respond_sse(exchange, shared.config.sse_keep_alive, plan.listen).await

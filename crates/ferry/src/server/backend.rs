@@ -4,8 +4,11 @@
 use ferry_protocol::VersionSet;
 use ferry_protocol::types::JsonObject;
 
+use tokio::sync::broadcast;
+
+use super::registry::Change;
 use super::{Server, session};
-use crate::engine::{Backend, Connection, Transport};
+use crate::engine::{Backend, BackendChange, Connection, Transport};
 
 impl Backend for Server {
     fn connect(&self, connection: Connection, transport: Transport) {
@@ -28,5 +31,35 @@ impl Backend for Server {
 
     fn write_queue(&self) -> usize {
         self.inner.engine.write_queue
+    }
+
+    fn changes(&self) -> Option<broadcast::Receiver<BackendChange>> {
+        Some(
+            self.inner
+                .outbound
+                .get_or_init(|| broadcast::channel(64).0)
+                .subscribe(),
+        )
+    }
+
+    fn changed_elsewhere(&self, change: BackendChange) {
+        let change = match change {
+            BackendChange::Tools => Change::Tools,
+            BackendChange::Resources => Change::Resources,
+            BackendChange::Prompts => Change::Prompts,
+            BackendChange::ResourceUpdated(uri) => Change::ResourceUpdated(uri.into()),
+        };
+        self.changed_here(change);
+    }
+}
+
+impl From<Change> for BackendChange {
+    fn from(change: Change) -> Self {
+        match change {
+            Change::Tools => BackendChange::Tools,
+            Change::Resources => BackendChange::Resources,
+            Change::Prompts => BackendChange::Prompts,
+            Change::ResourceUpdated(uri) => BackendChange::ResourceUpdated(uri.to_string()),
+        }
     }
 }

@@ -67,6 +67,9 @@ pub(crate) struct ServerInner {
     /// `resultType` in the stateless era; written once (see `tools::Finish::output`).
     pub(crate) text_result_rest:
         [std::sync::OnceLock<String>; ferry_protocol::ProtocolVersion::ALL.len()],
+    /// This server's own changes for other instances (`Backend::changes`); made when first
+    /// asked for, so a server alone keeps no second ring.
+    pub(crate) outbound: std::sync::OnceLock<broadcast::Sender<crate::engine::BackendChange>>,
 }
 
 /// An MCP server. Cheap to clone; every clone serves the same registry, and a change made
@@ -133,6 +136,7 @@ impl Server {
                 declared: Declared::default(),
                 client_capabilities: std::sync::Mutex::default(),
                 text_result_rest: Default::default(),
+                outbound: std::sync::OnceLock::new(),
             },
             request_state_key: None,
             request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
@@ -247,7 +251,15 @@ impl Server {
     }
 
     fn changed(&self, change: Change) {
+        if let Some(outbound) = self.inner.outbound.get() {
+            let _ = outbound.send(change.clone().into());
+        }
         // No receiver means no client is connected: nobody to tell.
+        let _ = self.inner.changes.send(change);
+    }
+
+    /// A change made by another instance: to this server's clients only.
+    pub(crate) fn changed_here(&self, change: Change) {
         let _ = self.inner.changes.send(change);
     }
 

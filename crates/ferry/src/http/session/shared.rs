@@ -20,7 +20,7 @@ use super::SESSION_ID;
 use super::checks::{missing_session, unknown_session};
 use super::router::{Delivery, Routing, run_router};
 use super::state::{Applied, Replica, Session};
-use crate::engine::{RelatedSink, Transport};
+use crate::engine::{BackendChange, RelatedSink, Transport};
 use crate::http::owner::SessionOwner;
 use crate::http::stateless::error_response;
 use crate::http::store::{BusMessage, RecordChange, SessionRecord, SessionStore, StoreError};
@@ -123,6 +123,14 @@ pub(crate) async fn listen(shared: &Arc<Shared>) {
                     return;
                 }
             };
+            let changes = weak.upgrade().and_then(|shared| shared.backend.changes());
+            if let Some(changes) = changes {
+                tokio::spawn(tell_changes(
+                    Arc::clone(&store),
+                    instance.to_string(),
+                    changes,
+                ));
+            }
             tokio::spawn(async move {
                 while let Some(message) = messages.recv().await {
                     let Some(shared) = weak.upgrade() else { return };
@@ -133,9 +141,43 @@ pub(crate) async fn listen(shared: &Arc<Shared>) {
         .await;
 }
 
+/// Tell the other instances every change of this instance's backend.
+async fn tell_changes(
+    store: Arc<dyn SessionStore>,
+    instance: String,
+    mut changes: tokio::sync::broadcast::Receiver<BackendChange>,
+) {
+    use tokio::sync::broadcast::error::RecvError;
+    loop {
+        let change = match changes.recv().await {
+            Ok(change) => change,
+            // Fell behind: the lists may have changed, which is always safe to hear.
+            Err(RecvError::Lagged(_)) => BackendChange::Tools,
+            Err(RecvError::Closed) => return,
+        };
+        let message = BusMessage {
+            to: None,
+            session: String::new(),
+            frame: String::new(),
+            legacy: false,
+            change: Some(change),
+            from: instance.clone(),
+        };
+        if let Err(e) = store.publish(&message).await {
+            tracing::warn!("cannot tell the other instances of a change: {e}");
+        }
+    }
+}
+
 /// A message from another instance: the client's answer to a request this instance's
 /// engine sent, or a cancellation, for the session's engine here (if it has one).
 async fn deliver(shared: &Shared, message: BusMessage) {
+    if let Some(change) = message.change {
+        if message.from != *shared.instance {
+            shared.backend.changed_elsewhere(change);
+        }
+        return;
+    }
     if message.legacy {
         crate::http::legacy::deliver(shared, message).await;
         return;
@@ -255,6 +297,8 @@ pub(super) async fn route_posted(
                 session: session.id.clone(),
                 frame: String::from_utf8_lossy(frame).into_owned(),
                 legacy: false,
+                change: None,
+                from: shared.instance.to_string(),
             };
             store.publish(&message).await?;
             Ok(None)
@@ -266,6 +310,8 @@ pub(super) async fn route_posted(
                     session: session.id.clone(),
                     frame: String::from_utf8_lossy(frame).into_owned(),
                     legacy: false,
+                    change: None,
+                    from: shared.instance.to_string(),
                 };
                 store.publish(&message).await?;
             }

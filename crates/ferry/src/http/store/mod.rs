@@ -85,6 +85,13 @@ pub struct BusMessage {
     /// holding its stream).
     #[serde(default)]
     pub legacy: bool,
+    /// Instead of a message: a change of what the sending instance serves (its tools,
+    /// a resource...), which every other instance tells its own clients.
+    #[serde(default)]
+    pub change: Option<crate::engine::BackendChange>,
+    /// The instance that sent it.
+    #[serde(default)]
+    pub from: String,
 }
 
 /// Why a store could not answer: the HTTP layer answers 503 with a JSON-RPC error.

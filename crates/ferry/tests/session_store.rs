@@ -1,0 +1,172 @@
+//! Both session stores meet the same contract: `MemorySessionStore`, and
+//! `RedisSessionStore` against a real `redis-server` (Debian's; `.ci/run` installs it)
+//! that this test starts on a free loopback port.
+
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ferry::http::store::{
+    BusMessage, MemorySessionStore, RecordChange, RedisConfig, RedisSessionStore, SessionRecord,
+    SessionStore,
+};
+
+/// A `redis-server` of this test's own, killed when dropped.
+struct Redis {
+    port: u16,
+    child: Child,
+}
+
+impl Redis {
+    fn start() -> Redis {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free port");
+        let child = Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("redis-server is installed (Debian: apt-get install redis-server)");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "redis-server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Redis { port, child }
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn record(id: &str) -> SessionRecord {
+    serde_json::from_value(serde_json::json!({
+        "id": id, "revision": "2025-06-18", "initialize": "{\"jsonrpc\":\"2.0\"}",
+        "owner": "alice", "log_level": null, "subscriptions": []
+    }))
+    .expect("a record")
+}
+
+/// The next bus message's frame.
+async fn next(rx: &mut tokio::sync::mpsc::Receiver<BusMessage>) -> String {
+    tokio::time::timeout(Duration::from_secs(5), rx.recv())
+        .await
+        .expect("a message in time")
+        .expect("the bus is open")
+        .frame
+}
+
+/// The contract, on any store.
+async fn contract(store: Arc<dyn SessionStore>) {
+    let ttl = Duration::from_millis(400);
+    assert_eq!(store.load("none").await.unwrap(), None);
+    assert_eq!(store.touch("none", ttl).await.unwrap(), None);
+    assert_eq!(
+        store
+            .update("none", &RecordChange::LogLevel("info".into()))
+            .await
+            .unwrap(),
+        None,
+        "a change never recreates a record"
+    );
+    assert_eq!(store.load("none").await.unwrap(), None);
+
+    store.create(&record("s1"), ttl).await.unwrap();
+    let got = store.load("s1").await.unwrap().expect("created");
+    assert_eq!(got, record("s1"));
+    assert_eq!(store.touch("s1", ttl).await.unwrap(), Some(0));
+    let changes = [
+        RecordChange::LogLevel("debug".into()),
+        RecordChange::Subscribe("file:///a".into()),
+        RecordChange::Subscribe("file:///b".into()),
+        RecordChange::Unsubscribe("file:///a".into()),
+    ];
+    for (n, change) in changes.iter().enumerate() {
+        let version = store.update("s1", change).await.unwrap();
+        assert_eq!(version, Some(n as u64 + 1), "{change:?}");
+    }
+    let got = store.load("s1").await.unwrap().unwrap();
+    assert_eq!(got.log_level.as_deref(), Some("debug"));
+    assert_eq!(got.subscriptions, vec!["file:///b".to_owned()]);
+    assert_eq!(got.version, 4);
+    assert_eq!(store.touch("s1", ttl).await.unwrap(), Some(4));
+
+    // Touched, it outlives its first expiry; untouched, it goes.
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    assert!(store.touch("s1", ttl).await.unwrap().is_some());
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    assert!(store.load("s1").await.unwrap().is_some(), "touched in time");
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(store.load("s1").await.unwrap(), None, "expired");
+
+    store
+        .create(&record("s2"), Duration::from_secs(60))
+        .await
+        .unwrap();
+    store.remove("s2").await.unwrap();
+    assert_eq!(store.load("s2").await.unwrap(), None, "removed");
+
+    // The bus: to one instance, and to all.
+    let mut one = store.subscribe("one").await.unwrap();
+    let mut two = store.subscribe("two").await.unwrap();
+    let message = |to: Option<&str>, frame: &str| {
+        serde_json::from_value::<BusMessage>(serde_json::json!({
+            "to": to, "session": "s", "frame": frame, "from": "three"}))
+        .unwrap()
+    };
+    store
+        .publish(&message(Some("two"), "for two"))
+        .await
+        .unwrap();
+    store.publish(&message(None, "for all")).await.unwrap();
+    assert_eq!(next(&mut two).await, "for two");
+    assert_eq!(next(&mut two).await, "for all");
+    assert_eq!(next(&mut one).await, "for all", "not another's message");
+}
+
+#[tokio::test]
+async fn the_memory_store_keeps_the_contract() {
+    contract(Arc::new(MemorySessionStore::new())).await;
+}
+
+#[tokio::test]
+async fn the_redis_store_keeps_the_contract() {
+    let redis = Redis::start();
+    let url = format!("redis://127.0.0.1:{}/0", redis.port);
+    let store = RedisSessionStore::new(RedisConfig::new(url.as_str()).prefix("t1:")).unwrap();
+    contract(Arc::new(store.clone())).await;
+
+    // Every instance gets the same secret; another prefix another one.
+    let other = RedisSessionStore::new(RedisConfig::new(url.as_str()).prefix("t1:")).unwrap();
+    let secret = store.shared_secret("k").await.unwrap();
+    assert_eq!(other.shared_secret("k").await.unwrap(), secret);
+    let elsewhere = RedisSessionStore::new(RedisConfig::new(url.as_str()).prefix("t2:")).unwrap();
+    assert_ne!(elsewhere.shared_secret("k").await.unwrap(), secret);
+}
+
+#[tokio::test]
+async fn an_unreachable_redis_fails_each_call_in_bounded_time() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap();
+    let mut config = RedisConfig::new(format!("redis://127.0.0.1:{port}/0"));
+    config.connection_timeout = Duration::from_millis(300);
+    config.response_timeout = Duration::from_millis(300);
+    let store = RedisSessionStore::new(config).unwrap();
+    let started = Instant::now();
+    let error = store.load("s").await.unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(error.to_string().contains("session store"), "{error}");
+    assert!(RedisSessionStore::new(RedisConfig::new("not a url")).is_err());
+}
