@@ -13,6 +13,12 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use support::{Instance, Nginx, Redis, Session, text};
 
+/// The prefix of the session records' keys under `prefix` (the other key there, the
+/// shared request-state secret, stays: one key, no expiry).
+fn session_keys(prefix: &str) -> String {
+    format!("{prefix}session:")
+}
+
 /// A key prefix of this test's own (tests share nothing, even when one Redis is reused).
 fn prefix(test: &str) -> String {
     format!("ferry-test-{test}-{}:", std::process::id())
@@ -30,7 +36,11 @@ async fn three_instances_behind_a_proxy_serve_every_session_request() {
     let url = nginx.url();
 
     let session = Session::open(&url).await;
-    assert_eq!(redis.keys(&prefix), 1, "one record for one session");
+    assert_eq!(
+        redis.keys(&session_keys(&prefix)),
+        1,
+        "one record for one session"
+    );
 
     // Round-robin: consecutive calls land on every instance in turn.
     for i in 0..9 {
@@ -119,7 +129,7 @@ async fn three_instances_behind_a_proxy_serve_every_session_request() {
             .unwrap();
         assert_eq!(status, 404, "{}", instance.addr);
     }
-    assert_eq!(redis.keys(&prefix), 0);
+    assert_eq!(redis.keys(&session_keys(&prefix)), 0);
 }
 
 /// A sampling request sent by one instance is answered through another: its id names the
@@ -273,7 +283,7 @@ async fn killing_an_instance_under_load_loses_no_session() {
         "every call answered (at most one retry each); {retried} retried"
     );
     assert_eq!(
-        redis.keys(&prefix),
+        redis.keys(&session_keys(&prefix)),
         SESSIONS,
         "every session still recorded"
     );
@@ -376,7 +386,7 @@ async fn abandoned_sessions_leave_nothing_in_redis() {
             assert_eq!(response.status(), 200);
         }
         // At most one record per session (some may have expired already on a slow host).
-        let recorded = redis.keys(&prefix);
+        let recorded = redis.keys(&session_keys(&prefix));
         assert!(
             recorded > 0 && recorded <= OPENED,
             "round {round}: {recorded} keys"
@@ -389,11 +399,11 @@ async fn abandoned_sessions_leave_nothing_in_redis() {
         );
         // Abandoned: every record expires with the idle timeout.
         let deadline = Instant::now() + Duration::from_secs(10);
-        while redis.keys(&prefix) > 0 {
+        while redis.keys(&session_keys(&prefix)) > 0 {
             assert!(
                 Instant::now() < deadline,
                 "{} keys left",
-                redis.keys(&prefix)
+                redis.keys(&session_keys(&prefix))
             );
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
@@ -431,7 +441,7 @@ async fn bridges_share_sessions_in_both_modes() {
             assert_eq!(status, 200, "{mode}: {messages:?}");
             assert_eq!(text(messages.last().unwrap()), text_sent, "{mode}");
         }
-        assert_eq!(redis.keys(&prefix), 1, "{mode}");
+        assert_eq!(redis.keys(&session_keys(&prefix)), 1, "{mode}");
     }
 }
 
