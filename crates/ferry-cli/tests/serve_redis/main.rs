@@ -472,3 +472,132 @@ async fn the_official_sdk_clients_work_through_the_proxy() {
     .await
     .unwrap();
 }
+
+/// Open a POST stream for a `countdown` with progress on `url`, read until its first
+/// progress event, and return the stream's events so far and that event's id.
+async fn started_countdown(
+    session: &Session,
+    url: &str,
+    steps: u32,
+) -> (Vec<serde_json::Value>, String) {
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "countdown", "arguments": {"steps": steps, "interval_ms": 150},
+        "_meta": {"progressToken": "cd"}}});
+    let mut response = support::post(&session.http, url, Some(&session.id), &body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let mut text = String::new();
+    loop {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), response.chunk())
+            .await
+            .expect("the first progress")
+            .unwrap()
+            .expect("the stream goes on");
+        text.push_str(std::str::from_utf8(&chunk).unwrap());
+        if text.contains("notifications/progress") && text.contains("\n\n") {
+            break;
+        }
+    }
+    // The client hangs up here (the stream is dropped with the response).
+    let id = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("id: "))
+        .next_back()
+        .expect("an event id")
+        .to_owned();
+    (support::sse_data(&text), id)
+}
+
+/// GET `url` resuming after `last_event_id`; every message until the stream ends.
+async fn resumed(
+    session: &Session,
+    url: &str,
+    last_event_id: &str,
+) -> (Vec<serde_json::Value>, Vec<String>) {
+    let response = session
+        .http
+        .get(url)
+        .timeout(Duration::from_secs(30))
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session.id)
+        .header("mcp-protocol-version", support::REVISION)
+        .header("last-event-id", last_event_id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200, "resuming {last_event_id}");
+    let text = response.text().await.unwrap();
+    let ids = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("id: "))
+        .map(str::to_owned)
+        .collect();
+    (support::sse_data(&text), ids)
+}
+
+/// A POST stream cut while its request runs on one instance is resumed on another: the
+/// events are read from Redis as the first instance writes them, none lost or repeated,
+/// up to the response.
+#[tokio::test]
+async fn a_stream_is_resumed_on_another_instance() {
+    let redis = Redis::start();
+    let prefix = prefix("resume");
+    let b = Instance::start(&redis.url(), &prefix, &[]);
+    let c = Instance::start(&redis.url(), &prefix, &[]);
+    let session = Session::open(&c.url()).await;
+    let (before, cursor) = started_countdown(&session, &b.url(), 5).await;
+    let (after, ids) = resumed(&session, &c.url(), &cursor).await;
+    let progress: Vec<f64> = before
+        .iter()
+        .chain(&after)
+        .filter(|m| m["method"] == "notifications/progress")
+        .map(|m| m["params"]["progress"].as_f64().unwrap())
+        .collect();
+    assert_eq!(
+        progress,
+        [1.0, 2.0, 3.0, 4.0, 5.0],
+        "none lost or repeated: {after:?}"
+    );
+    let last = after.last().unwrap();
+    assert_eq!(last["id"], 7);
+    assert_eq!(text(last), "counted 5 steps", "{last}");
+    let seqs: Vec<u64> = ids
+        .iter()
+        .map(|id| id.rsplit('-').next().unwrap().parse().unwrap())
+        .collect();
+    let sorted = {
+        let mut s = seqs.clone();
+        s.sort_unstable();
+        s.dedup();
+        s
+    };
+    assert_eq!(seqs, sorted, "event ids increase: {ids:?}");
+}
+
+/// The instance running a request is killed: the client resuming its stream on another
+/// instance gets what was kept, then the request's error response, once; never a hang.
+#[tokio::test]
+async fn a_request_of_a_killed_instance_is_answered_with_an_error_on_resumption() {
+    let redis = Redis::start();
+    let prefix = prefix("killed");
+    let mut b = Instance::start(&redis.url(), &prefix, &[]);
+    let c = Instance::start(&redis.url(), &prefix, &[]);
+    let session = Session::open(&c.url()).await;
+    let (_, cursor) = started_countdown(&session, &b.url(), 50).await;
+    b.kill();
+    let killed = Instant::now();
+    let (after, _) = resumed(&session, &c.url(), &cursor).await;
+    let answers: Vec<&serde_json::Value> = after.iter().filter(|m| m["id"] == 7).collect();
+    assert_eq!(answers.len(), 1, "exactly one answer: {after:?}");
+    assert_eq!(answers[0]["error"]["code"], -32603, "{}", answers[0]);
+    eprintln!("the error came {:?} after the kill", killed.elapsed());
+    // The session itself goes on, on the living instance.
+    let (status, messages) = session
+        .call(&c.url(), 8, "echo", json!({"text": "still here"}))
+        .await
+        .unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(text(messages.last().unwrap()), "still here");
+}

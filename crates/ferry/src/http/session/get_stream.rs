@@ -58,11 +58,16 @@ pub(crate) async fn get(State(shared): State<Arc<Shared>>, request: Request) -> 
     let (stream, done) = match resume {
         Some(None) => return bad_request("Bad Request: malformed Last-Event-ID"),
         Some(Some((stream, after))) => {
-            let mut routing = session.routing();
-            if stream < routing.get_stream || stream > routing.next_stream {
-                drop(routing);
-                return bad_request("Bad Request: Last-Event-ID names no stream of this session");
+            let ours = {
+                let routing = session.routing();
+                stream >= routing.get_stream && stream <= routing.next_stream
+            };
+            if !ours {
+                // Shared: perhaps a stream another instance sent.
+                return super::shared::resume_elsewhere(&shared, session, stream, after, busy)
+                    .await;
             }
+            let mut routing = session.routing();
             let replay = match session.store.replay(&session.key(stream), after) {
                 Ok(replay) => replay,
                 Err(ReplayError::UnknownStream) => {

@@ -20,6 +20,9 @@ pub(crate) struct Sessions {
     pub(super) adopting: tokio::sync::Mutex<()>,
     /// Starts the listener of the other instances' messages (see `shared::listen`).
     pub(super) listening: tokio::sync::OnceCell<()>,
+    /// With a session store: the events to write behind for other instances (see
+    /// `shared::share`), made by the listener.
+    pub(super) outbox: std::sync::OnceLock<super::shared::Outbox>,
 }
 
 impl Sessions {
@@ -31,6 +34,7 @@ impl Sessions {
             sweeper: std::sync::Once::new(),
             adopting: tokio::sync::Mutex::new(()),
             listening: tokio::sync::OnceCell::new(),
+            outbox: std::sync::OnceLock::new(),
         }
     }
 

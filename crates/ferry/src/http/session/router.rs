@@ -183,6 +183,18 @@ fn engine_response_id(frame: &[u8]) -> Option<RequestId> {
 }
 
 impl Session {
+    /// With a session store: an event kept for resumption on another instance too.
+    fn share(&self, stream: u64, seq: u64, frame: &Bytes, last: bool) {
+        if let Some(outbox) = &self.outbox {
+            let event = crate::http::store::StreamEntry::Event {
+                seq,
+                frame: String::from_utf8_lossy(frame).into_owned(),
+                last,
+            };
+            outbox.send(&self.id, stream, event);
+        }
+    }
+
     /// Deliver one frame from the engine to exactly one stream.
     pub(super) fn route(&self, frame: Frame) {
         let kind = classify(&frame);
@@ -222,7 +234,9 @@ impl Session {
                     // A response that is the stream's only message is answered as JSON,
                     // which has no event id to resume from: keep it out of the store.
                     let seq = if s.streaming {
-                        self.store.append(&self.key(stream), frame.clone())
+                        let seq = self.store.append(&self.key(stream), frame.clone());
+                        self.share(stream, seq, &frame, true);
+                        seq
                     } else {
                         0
                     };
@@ -251,6 +265,7 @@ impl Session {
             Kind::Other => related.unwrap_or_else(|| fallback(&routing)),
         };
         let seq = self.store.append(&self.key(target), frame.clone());
+        self.share(target, seq, &frame, false);
         let delivery = Delivery::Event {
             seq,
             frame,

@@ -5,7 +5,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode};
@@ -17,13 +17,18 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::SESSION_ID;
-use super::checks::{missing_session, unknown_session};
+use super::answer::{Ends, sse_response};
+use super::checks::{bad_request, missing_session, unknown_session};
 use super::router::{Delivery, Routing, run_router};
-use super::state::{Applied, Replica, Session};
+use super::state::{Applied, Busy, Replica, Session};
 use crate::engine::{BackendChange, RelatedSink, Transport};
+use crate::http::events;
 use crate::http::owner::SessionOwner;
 use crate::http::stateless::error_response;
-use crate::http::store::{BusMessage, RecordChange, SessionRecord, SessionStore, StoreError};
+use crate::http::store::{
+    BusMessage, RecordChange, SHARED_STREAM_TTL, SessionRecord, SessionStore, StoreError,
+    StreamEntry,
+};
 use crate::http::{Connection, Shared};
 
 /// The answer when the session store cannot be reached: 503 with a JSON-RPC error.
@@ -88,6 +93,7 @@ pub(super) fn start(
             .session_store
             .is_some()
             .then(|| Arc::clone(&shared.instance)),
+        outbox: shared.sessions.outbox.get().cloned(),
     });
     let weak = Arc::downgrade(&session);
     let related = RelatedSink::new(move |request, frame| {
@@ -123,6 +129,12 @@ pub(crate) async fn listen(shared: &Arc<Shared>) {
                     return;
                 }
             };
+            let (outbox, pending) = mpsc::channel(OUTBOX);
+            if let Some(shared) = weak.upgrade() {
+                let _ = shared.sessions.outbox.set(Outbox(outbox));
+            }
+            tokio::spawn(write_behind(Arc::clone(&store), pending));
+            tokio::spawn(heartbeat(Arc::clone(&store), instance.to_string()));
             let changes = weak.upgrade().and_then(|shared| shared.backend.changes());
             if let Some(changes) = changes {
                 tokio::spawn(tell_changes(
@@ -139,6 +151,193 @@ pub(crate) async fn listen(shared: &Arc<Shared>) {
             });
         })
         .await;
+}
+
+/// Stream events waiting to be written for other instances; more are dropped (with a
+/// warning: a resumption elsewhere would then miss them).
+const OUTBOX: usize = 4096;
+
+/// How often an instance says it is alive, and how long that holds.
+const HEARTBEAT: Duration = Duration::from_secs(1);
+const HEARTBEAT_TTL: Duration = Duration::from_secs(5);
+
+/// Where a shared session's stream events go, to be written behind (see [`write_behind`]).
+#[derive(Clone)]
+pub(super) struct Outbox(mpsc::Sender<(String, u64, StreamEntry)>);
+
+impl Outbox {
+    /// Queue `entry` of stream `stream` of `session`; never waits.
+    pub(super) fn send(&self, session: &str, stream: u64, entry: StreamEntry) {
+        if self
+            .0
+            .try_send((session.to_owned(), stream, entry))
+            .is_err()
+        {
+            tracing::warn!(
+                session,
+                stream,
+                "a stream event was not kept for other instances (queue full)"
+            );
+        }
+    }
+}
+
+/// Write queued stream events to the store, in order per stream, batching what queued up.
+async fn write_behind(
+    store: Arc<dyn SessionStore>,
+    mut pending: mpsc::Receiver<(String, u64, StreamEntry)>,
+) {
+    while let Some(first) = pending.recv().await {
+        let mut batch = vec![first];
+        while batch.len() < 256 {
+            match pending.try_recv() {
+                Ok(next) => batch.push(next),
+                Err(_) => break,
+            }
+        }
+        let mut start = 0;
+        while start < batch.len() {
+            let (session, stream) = (&batch[start].0, batch[start].1);
+            let end = start
+                + batch[start..]
+                    .iter()
+                    .take_while(|(s, n, _)| s == session && *n == stream)
+                    .count();
+            let entries: Vec<StreamEntry> = batch[start..end]
+                .iter()
+                .map(|(_, _, e)| e.clone())
+                .collect();
+            if let Err(e) = store
+                .append_stream(session, stream, &entries, SHARED_STREAM_TTL)
+                .await
+            {
+                tracing::warn!("stream events not kept for other instances: {e}");
+            }
+            start = end;
+        }
+    }
+}
+
+/// Say this instance is alive, every [`HEARTBEAT`], for as long as the process runs.
+async fn heartbeat(store: Arc<dyn SessionStore>, instance: String) {
+    loop {
+        if let Err(e) = store.heartbeat(&instance, HEARTBEAT_TTL).await {
+            tracing::warn!("cannot renew this instance's heartbeat: {e}");
+        }
+        tokio::time::sleep(HEARTBEAT).await;
+    }
+}
+
+/// A GET with a `Last-Event-ID` of a stream another instance sent: the events it kept
+/// after the cursor, then (a POST stream still running there) its next events until its
+/// response, or an error response for each request if that instance dies first; (a GET
+/// stream) this instance's own stream goes on after the replay.
+pub(super) async fn resume_elsewhere(
+    shared: &Arc<Shared>,
+    session: Arc<Session>,
+    stream: u64,
+    after: u64,
+    busy: Busy,
+) -> Response {
+    let Some(store) = shared.config.session_store.clone() else {
+        return bad_request("Bad Request: Last-Event-ID names no stream of this session");
+    };
+    let log = match store.stream_log(&session.id, stream).await {
+        Ok(Some(log)) => log,
+        Ok(None) => {
+            return bad_request("Bad Request: Last-Event-ID names no stream of this session");
+        }
+        Err(e) => return unavailable(&e),
+    };
+    let last_kept = log.events.last().map_or(0, |e| e.0);
+    if log.events.first().is_some_and(|e| e.0 > after + 1) && after < last_kept {
+        return error_response(
+            StatusCode::GONE,
+            None,
+            ErrorObject::invalid_request(
+                "events after Last-Event-ID are no longer kept; they cannot be replayed",
+            ),
+        );
+    }
+    let replay: Vec<&(u64, String, bool)> = log.events.iter().filter(|e| e.0 > after).collect();
+    let finished = log.events.iter().any(|e| e.2);
+    let mut seen = after;
+    let mut pending = std::collections::VecDeque::new();
+    for (seq, frame, _) in &replay {
+        pending.push_back(events::event(stream, *seq, frame.as_bytes()));
+        seen = *seq;
+    }
+    let (mut tx, rx) = super::stream::many();
+    let Some(instance) = log.instance else {
+        // Another instance's GET stream: replayed, then this instance's goes on.
+        let mut routing = session.routing();
+        if super::router::live(&routing.standalone) {
+            drop(routing);
+            return error_response(
+                StatusCode::CONFLICT,
+                None,
+                ErrorObject::invalid_request(
+                    "Conflict: this session already has a standalone SSE stream",
+                ),
+            );
+        }
+        routing.standalone = Some(tx);
+        let own = routing.get_stream;
+        drop(routing);
+        return sse_response(shared, session, own, rx, pending, Ends::AtResponse, busy);
+    };
+    if finished {
+        return sse_response(
+            shared,
+            session,
+            stream,
+            rx,
+            pending,
+            Ends::AfterPending,
+            busy,
+        );
+    }
+    let ids = log.ids;
+    let id = session.id.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            if tx.is_closed() {
+                return;
+            }
+            let Ok(Some(log)) = store.stream_log(&id, stream).await else {
+                continue;
+            };
+            let from = seen;
+            for (seq, frame, last) in log.events.into_iter().filter(|e| e.0 > from) {
+                seen = seq;
+                let _ = tx.try_send(Delivery::Event {
+                    seq,
+                    frame: Bytes::from(frame),
+                    last,
+                });
+                if last {
+                    return;
+                }
+            }
+            if matches!(store.alive(&instance).await, Ok(false)) {
+                // Its instance died before answering: each request gets an error, once.
+                for (n, id) in ids.iter().enumerate() {
+                    seen += 1;
+                    let frame = format!(
+                        r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32603,"message":"the server instance running this request stopped before answering; it may or may not have run"}}}}"#
+                    );
+                    let _ = tx.try_send(Delivery::Event {
+                        seq: seen,
+                        frame: Bytes::from(frame),
+                        last: n + 1 == ids.len(),
+                    });
+                }
+                return;
+            }
+        }
+    });
+    sse_response(shared, session, stream, rx, pending, Ends::AtResponse, busy)
 }
 
 /// Tell the other instances every change of this instance's backend.

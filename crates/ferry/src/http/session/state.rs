@@ -19,6 +19,7 @@ use crate::engine::{Attachment, Frame, TransportEvent};
 use crate::http::events::{EventStore, StreamKey};
 use crate::http::owner::SessionOwner;
 use crate::http::stateless::error_response;
+use crate::http::store::StreamEntry;
 
 /// One session: its engine's input, its routing and its activity.
 pub(super) struct Session {
@@ -39,6 +40,8 @@ pub(super) struct Session {
     /// With a session store: this instance's id, which tags the requests the engine
     /// sends the client (see `shared::tag`).
     pub(super) instance: Option<Arc<str>>,
+    /// With a session store: where its streams' events go for other instances.
+    pub(super) outbox: Option<super::shared::Outbox>,
 }
 
 /// What of its shared record a session's local engine has been given (see `shared`).
@@ -177,6 +180,14 @@ impl Session {
         let (tx, rx) = stream::post_stream();
         for id in ids {
             routing.requests.insert(id.clone(), stream);
+        }
+        if let (Some(outbox), Some(instance)) = (&self.outbox, &self.instance) {
+            let ids = ids.iter().map(|id| id.to_string()).collect();
+            let opened = StreamEntry::Opened {
+                instance: instance.to_string(),
+                ids,
+            };
+            outbox.send(&self.id, stream, opened);
         }
         for token in &tokens {
             routing.tokens.insert(token.clone(), stream);

@@ -94,6 +94,63 @@ pub struct BusMessage {
     pub from: String,
 }
 
+/// The most events a shared stream log keeps (the oldest go first).
+pub const MAX_SHARED_STREAM_EVENTS: usize = 1000;
+
+/// How long a shared stream log is kept after its last event: 5 minutes.
+pub const SHARED_STREAM_TTL: Duration = Duration::from_secs(300);
+
+/// What an instance writes of a session's SSE stream so another can resume it (see
+/// [`SessionStore::append_stream`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum StreamEntry {
+    /// A POST stream opened by `instance` for the requests `ids` (each as JSON text).
+    Opened {
+        /// The instance running the requests.
+        instance: String,
+        /// Their ids.
+        ids: Vec<String>,
+    },
+    /// The next event of the stream; `last` for its final response.
+    Event {
+        /// Its sequence number in the stream.
+        seq: u64,
+        /// The JSON-RPC message.
+        frame: String,
+        /// Whether it ends the stream.
+        last: bool,
+    },
+}
+
+/// A shared stream's log (see [`SessionStore::stream_log`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StreamLog {
+    /// The instance running its requests: `None` for a stream without requests (a GET
+    /// stream).
+    pub instance: Option<String>,
+    /// Its requests' ids, as JSON text.
+    pub ids: Vec<String>,
+    /// The events kept, oldest first: `(seq, frame, last)`.
+    pub events: Vec<(u64, String, bool)>,
+}
+
+impl StreamLog {
+    fn add(&mut self, entry: &StreamEntry) {
+        match entry {
+            StreamEntry::Opened { instance, ids } => {
+                self.instance = Some(instance.clone());
+                self.ids = ids.clone();
+            }
+            StreamEntry::Event { seq, frame, last } => {
+                self.events.push((*seq, frame.clone(), *last));
+                let over = self.events.len().saturating_sub(MAX_SHARED_STREAM_EVENTS);
+                self.events.drain(..over);
+            }
+        }
+    }
+}
+
 /// Why a store could not answer: the HTTP layer answers 503 with a JSON-RPC error.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("the session store is unavailable: {0}")]
@@ -155,6 +212,33 @@ pub trait SessionStore: std::fmt::Debug + Send + Sync + 'static {
         &'a self,
         instance: &'a str,
     ) -> BoxFuture<'a, Result<mpsc::Receiver<BusMessage>, StoreError>>;
+
+    /// Add `entries` to the log of stream `stream` of session `session`, kept `ttl` after
+    /// the last addition and bounded to [`MAX_SHARED_STREAM_EVENTS`] events.
+    fn append_stream<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        entries: &'a [StreamEntry],
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// The log of a session's stream, if it is kept.
+    fn stream_log<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+    ) -> BoxFuture<'a, Result<Option<StreamLog>, StoreError>>;
+
+    /// Say `instance` is alive for `ttl` more.
+    fn heartbeat<'a>(
+        &'a self,
+        instance: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Whether `instance`'s last heartbeat has not expired.
+    fn alive<'a>(&'a self, instance: &'a str) -> BoxFuture<'a, Result<bool, StoreError>>;
 }
 
 /// How many bus messages wait for their instance to take them; more are dropped (each is
@@ -168,6 +252,8 @@ pub const BUS_QUEUE: usize = 1024;
 pub struct MemorySessionStore {
     records: Mutex<HashMap<String, (SessionRecord, Instant)>>,
     bus: broadcast::Sender<BusMessage>,
+    streams: Mutex<HashMap<(String, u64), (StreamLog, Instant)>>,
+    instances: Mutex<HashMap<String, Instant>>,
 }
 
 impl Default for MemorySessionStore {
@@ -175,6 +261,8 @@ impl Default for MemorySessionStore {
         MemorySessionStore {
             records: Mutex::default(),
             bus: broadcast::channel(BUS_QUEUE).0,
+            streams: Mutex::default(),
+            instances: Mutex::default(),
         }
     }
 }
@@ -298,6 +386,57 @@ impl SessionStore for MemorySessionStore {
             }
         });
         Box::pin(std::future::ready(Ok(rx)))
+    }
+
+    fn append_stream<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        entries: &'a [StreamEntry],
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let now = Instant::now();
+        let mut streams = self.streams.lock().unwrap_or_else(|e| e.into_inner());
+        streams.retain(|_, (_, until)| *until > now);
+        let (log, until) = streams
+            .entry((session.to_owned(), stream))
+            .or_insert_with(|| (StreamLog::default(), now));
+        for entry in entries {
+            log.add(entry);
+        }
+        *until = now + ttl;
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn stream_log<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+    ) -> BoxFuture<'a, Result<Option<StreamLog>, StoreError>> {
+        let streams = self.streams.lock().unwrap_or_else(|e| e.into_inner());
+        let log = streams
+            .get(&(session.to_owned(), stream))
+            .filter(|(_, until)| *until > Instant::now())
+            .map(|(log, _)| log.clone());
+        Box::pin(std::future::ready(Ok(log)))
+    }
+
+    fn heartbeat<'a>(
+        &'a self,
+        instance: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let mut instances = self.instances.lock().unwrap_or_else(|e| e.into_inner());
+        instances.insert(instance.to_owned(), Instant::now() + ttl);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn alive<'a>(&'a self, instance: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let instances = self.instances.lock().unwrap_or_else(|e| e.into_inner());
+        let alive = instances
+            .get(instance)
+            .is_some_and(|until| *until > Instant::now());
+        Box::pin(std::future::ready(Ok(alive)))
     }
 }
 

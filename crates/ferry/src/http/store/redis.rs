@@ -7,6 +7,10 @@
 //! |---|---|---|---|
 //! | `{prefix}session:{id}` | hash | `record` (the record's JSON without level and subscriptions), `version` (changes so far), `level`, one `sub:{uri}` field per subscription | the session idle timeout, pushed back by every request |
 //!
+//! | `{prefix}stream:{session}:{stream}:meta` | string | the instance running a POST stream's requests and their ids (JSON) | 5 minutes after the stream's last event |
+//! | `{prefix}stream:{session}:{stream}:events` | list | the stream's last 1,000 events (JSON) | the same |
+//! | `{prefix}instance:{id}` | string | that the instance is alive | 5 s, renewed every second |
+//!
 //! The instances' bus is Redis pub/sub: channel `{prefix}bus:{instance}` for one instance,
 //! `{prefix}bus` for all; a payload is a [`BusMessage`] as JSON. Instances trust what
 //! comes from Redis: anyone who can publish there can also rewrite the session records,
@@ -25,8 +29,8 @@ use redis::{AsyncCommands, Script};
 use tokio::sync::mpsc;
 
 use super::{
-    BUS_QUEUE, BusMessage, MAX_RECORDED_SUBSCRIPTIONS, RecordChange, SessionRecord, SessionStore,
-    StoreError, recordable,
+    BUS_QUEUE, BusMessage, MAX_RECORDED_SUBSCRIPTIONS, MAX_SHARED_STREAM_EVENTS, RecordChange,
+    SessionRecord, SessionStore, StoreError, StreamEntry, StreamLog, recordable,
 };
 
 /// Where Redis is and how long to wait for it.
@@ -427,6 +431,87 @@ impl SessionStore for RedisSessionStore {
             };
             tokio::spawn(self.clone().listen(channels, first, tx));
             Ok(rx)
+        })
+    }
+
+    fn append_stream<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        entries: &'a [StreamEntry],
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let base = format!("{}stream:{session}:{stream}", self.prefix);
+            let (meta, events) = (format!("{base}:meta"), format!("{base}:events"));
+            let mut pipe = redis::pipe();
+            for entry in entries {
+                let json = serde_json::to_string(entry)
+                    .map_err(|e| StoreError(format!("cannot encode a stream entry: {e}")))?;
+                match entry {
+                    StreamEntry::Opened { .. } => pipe.set(&meta, json).ignore(),
+                    StreamEntry::Event { .. } => pipe.rpush(&events, json).ignore(),
+                };
+            }
+            let keep = isize::try_from(MAX_SHARED_STREAM_EVENTS).unwrap_or(isize::MAX);
+            pipe.ltrim(&events, -keep, -1).ignore();
+            pipe.pexpire(&meta, millis(ttl)).ignore();
+            pipe.pexpire(&events, millis(ttl)).ignore();
+            self.run("keep stream events", async |c| {
+                pipe.query_async::<()>(c).await
+            })
+            .await
+        })
+    }
+
+    fn stream_log<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+    ) -> BoxFuture<'a, Result<Option<StreamLog>, StoreError>> {
+        Box::pin(async move {
+            let base = format!("{}stream:{session}:{stream}", self.prefix);
+            let mut pipe = redis::pipe();
+            pipe.get(format!("{base}:meta"));
+            pipe.lrange(format!("{base}:events"), 0, -1);
+            let (meta, events): (Option<String>, Vec<String>) = self
+                .run("read stream events", async |c| pipe.query_async(c).await)
+                .await?;
+            if meta.is_none() && events.is_empty() {
+                return Ok(None);
+            }
+            let mut log = StreamLog::default();
+            for json in meta.iter().chain(&events) {
+                if let Ok(entry) = serde_json::from_str::<StreamEntry>(json) {
+                    log.add(&entry);
+                }
+            }
+            Ok(Some(log))
+        })
+    }
+
+    fn heartbeat<'a>(
+        &'a self,
+        instance: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let key = format!("{}instance:{instance}", self.prefix);
+            self.run("renew this instance's heartbeat", async |c| {
+                c.pset_ex::<_, _, ()>(&key, 1, u64::try_from(millis(ttl)).unwrap_or(1))
+                    .await
+            })
+            .await
+        })
+    }
+
+    fn alive<'a>(&'a self, instance: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            let key = format!("{}instance:{instance}", self.prefix);
+            self.run("read an instance's heartbeat", async |c| {
+                c.exists(&key).await
+            })
+            .await
         })
     }
 
