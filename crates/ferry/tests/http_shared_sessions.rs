@@ -251,7 +251,7 @@ async fn a_session_started_on_one_instance_is_served_by_another() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_event_id_of_another_instance_names_no_stream_here() {
+async fn an_event_id_of_another_instance_resumes_that_instances_stream() {
     let store = Arc::new(MemorySessionStore::new());
     let a = instance(&store, Duration::from_secs(60)).await;
     let b = instance(&store, Duration::from_secs(60)).await;
@@ -281,8 +281,8 @@ async fn an_event_id_of_another_instance_names_no_stream_here() {
         assert_eq!(response.status(), StatusCode::OK);
         response.text().await.unwrap();
     }
-    // ...and still A's event id names none of B's streams: refused, never another
-    // stream's events.
+    // ...and A's event id resumes A's stream on B, from the shared log: A's events after
+    // the cursor (its response), never B's streams' events.
     let response = http
         .get(&b.url)
         .header("accept", "text/event-stream")
@@ -292,7 +292,20 @@ async fn an_event_id_of_another_instance_names_no_stream_here() {
         .send()
         .await
         .unwrap();
-    assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{event_id}");
+    assert_eq!(response.status(), StatusCode::OK, "{event_id}");
+    let replayed = response.text().await.unwrap();
+    let stream = event_id.split('-').next().unwrap();
+    let ids: Vec<&str> = replayed
+        .lines()
+        .filter_map(|l| l.strip_prefix("id: "))
+        .collect();
+    assert!(!ids.is_empty(), "{replayed}");
+    assert!(
+        ids.iter().all(|id| id.starts_with(&format!("{stream}-"))),
+        "only A's stream: {replayed}"
+    );
+    assert!(replayed.contains("\"id\":2"), "A's response: {replayed}");
+    assert!(!replayed.contains("\"id\":3"), "not B's: {replayed}");
     // On A it resumes.
     let response = http
         .get(&a.url)

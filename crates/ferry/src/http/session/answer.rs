@@ -35,6 +35,7 @@ pub(super) async fn answer(
         () = session.closed.cancelled() => None,
         () = quiet_for(poll) => {
             // Nothing to send yet: the priming event, then the client polls.
+            session.share_primed(stream);
             let priming = events::priming(stream, 0, shared.config.sse_retry);
             let pending = VecDeque::from([priming]);
             return sse_response(shared, session, stream, rx, pending, Ends::AfterPending, busy);

@@ -43,6 +43,9 @@ pub(super) struct PostStream {
     /// Whether an event was sent before the response: then the answer is SSE (resumable,
     /// so the response is stored too); else it is one JSON object, never stored.
     pub(super) streaming: bool,
+    /// A shared session's: the stream's request ids (JSON), written for other instances
+    /// with its first event (a stream answered as JSON has none to resume).
+    pub(super) shared_ids: Vec<String>,
 }
 
 /// What an HTTP stream gets from the router.
@@ -195,6 +198,35 @@ impl Session {
         }
     }
 
+    /// With a session store: a POST stream's first event is coming; other instances
+    /// learn which instance runs its requests, and their ids.
+    fn share_opened(&self, stream: u64, ids: Vec<String>) {
+        if let (Some(outbox), Some(instance)) = (&self.outbox, &self.instance) {
+            let opened = crate::http::store::StreamEntry::Opened {
+                instance: instance.to_string(),
+                ids,
+            };
+            outbox.send(&self.id, stream, opened);
+        }
+    }
+
+    /// A POST stream answered with only its priming event (the client will poll): other
+    /// instances must know it too, or a resumption there would find nothing.
+    pub(super) fn share_primed(&self, stream: u64) {
+        if self.outbox.is_none() {
+            return;
+        }
+        let ids = self
+            .routing()
+            .streams
+            .get_mut(&stream)
+            .map(|s| std::mem::take(&mut s.shared_ids))
+            .unwrap_or_default();
+        if !ids.is_empty() {
+            self.share_opened(stream, ids);
+        }
+    }
+
     /// Deliver one frame from the engine to exactly one stream.
     pub(super) fn route(&self, frame: Frame) {
         let kind = classify(&frame);
@@ -264,6 +296,12 @@ impl Session {
             }),
             Kind::Other => related.unwrap_or_else(|| fallback(&routing)),
         };
+        if let Some(s) = routing.streams.get_mut(&target)
+            && !s.streaming
+            && !s.shared_ids.is_empty()
+        {
+            self.share_opened(target, std::mem::take(&mut s.shared_ids));
+        }
         let seq = self.store.append(&self.key(target), frame.clone());
         self.share(target, seq, &frame, false);
         let delivery = Delivery::Event {

@@ -19,7 +19,6 @@ use crate::engine::{Attachment, Frame, TransportEvent};
 use crate::http::events::{EventStore, StreamKey};
 use crate::http::owner::SessionOwner;
 use crate::http::stateless::error_response;
-use crate::http::store::StreamEntry;
 
 /// One session: its engine's input, its routing and its activity.
 pub(super) struct Session {
@@ -181,14 +180,10 @@ impl Session {
         for id in ids {
             routing.requests.insert(id.clone(), stream);
         }
-        if let (Some(outbox), Some(instance)) = (&self.outbox, &self.instance) {
-            let ids = ids.iter().map(|id| id.to_string()).collect();
-            let opened = StreamEntry::Opened {
-                instance: instance.to_string(),
-                ids,
-            };
-            outbox.send(&self.id, stream, opened);
-        }
+        let shared_ids = match &self.outbox {
+            Some(_) => ids.iter().map(ToString::to_string).collect(),
+            None => Vec::new(),
+        };
         for token in &tokens {
             routing.tokens.insert(token.clone(), stream);
         }
@@ -199,6 +194,7 @@ impl Session {
                 tokens,
                 live: Some(tx),
                 streaming: false,
+                shared_ids,
             },
         );
         Ok((stream, rx))
