@@ -100,6 +100,24 @@ fn post(
     request
 }
 
+/// GET the session's stream at `url`, resuming after `last_event_id` if given.
+async fn get(
+    http: &reqwest::Client,
+    url: &str,
+    session: &str,
+    last_event_id: Option<&str>,
+) -> reqwest::Response {
+    let mut request = http
+        .get(url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", "2025-06-18");
+    if let Some(id) = last_event_id {
+        request = request.header("last-event-id", id);
+    }
+    request.send().await.unwrap()
+}
+
 async fn initialize(http: &reqwest::Client, url: &str) -> String {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {"sampling": {}},
@@ -210,14 +228,7 @@ async fn a_session_started_on_one_instance_is_served_by_another() {
         .unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     let d = instance(&store, Duration::from_secs(60)).await;
-    let mut stream = http
-        .get(&d.url)
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &session)
-        .header("mcp-protocol-version", "2025-06-18")
-        .send()
-        .await
-        .unwrap();
+    let mut stream = get(&http, &d.url, &session, None).await;
     assert_eq!(stream.status(), StatusCode::OK);
     d.server.notify_resource_updated("memo://notes");
     let mut seen = String::new();
@@ -283,15 +294,7 @@ async fn an_event_id_of_another_instance_resumes_that_instances_stream() {
     }
     // ...and A's event id resumes A's stream on B, from the shared log: A's events after
     // the cursor (its response), never B's streams' events.
-    let response = http
-        .get(&b.url)
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &session)
-        .header("mcp-protocol-version", "2025-06-18")
-        .header("last-event-id", &event_id)
-        .send()
-        .await
-        .unwrap();
+    let response = get(&http, &b.url, &session, Some(&event_id)).await;
     assert_eq!(response.status(), StatusCode::OK, "{event_id}");
     let replayed = response.text().await.unwrap();
     let stream = event_id.split('-').next().unwrap();
@@ -307,15 +310,7 @@ async fn an_event_id_of_another_instance_resumes_that_instances_stream() {
     assert!(replayed.contains("\"id\":2"), "A's response: {replayed}");
     assert!(!replayed.contains("\"id\":3"), "not B's: {replayed}");
     // On A it resumes.
-    let response = http
-        .get(&a.url)
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &session)
-        .header("mcp-protocol-version", "2025-06-18")
-        .header("last-event-id", &event_id)
-        .send()
-        .await
-        .unwrap();
+    let response = get(&http, &a.url, &session, Some(&event_id)).await;
     assert_eq!(response.status(), StatusCode::OK, "{event_id}");
 }
 

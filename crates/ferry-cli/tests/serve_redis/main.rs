@@ -19,6 +19,16 @@ fn session_keys(prefix: &str) -> String {
     format!("{prefix}session:")
 }
 
+/// Three instances sharing `redis` under `prefix`, behind nginx.
+fn cluster(redis: &Redis, prefix: &str) -> (Vec<Instance>, Nginx) {
+    let instances: Vec<Instance> = (0..3)
+        .map(|_| Instance::start(&redis.url(), prefix, &[]))
+        .collect();
+    let ports: Vec<u16> = instances.iter().map(Instance::port).collect();
+    let nginx = Nginx::start(&ports);
+    (instances, nginx)
+}
+
 /// A key prefix of this test's own (tests share nothing, even when one Redis is reused).
 fn prefix(test: &str) -> String {
     format!("ferry-test-{test}-{}:", std::process::id())
@@ -28,11 +38,7 @@ fn prefix(test: &str) -> String {
 async fn three_instances_behind_a_proxy_serve_every_session_request() {
     let redis = Redis::start();
     let prefix = prefix("three");
-    let instances: Vec<Instance> = (0..3)
-        .map(|_| Instance::start(&redis.url(), &prefix, &[]))
-        .collect();
-    let ports: Vec<u16> = instances.iter().map(Instance::port).collect();
-    let nginx = Nginx::start(&ports);
+    let (instances, nginx) = cluster(&redis, &prefix);
     let url = nginx.url();
 
     let session = Session::open(&url).await;
@@ -197,11 +203,7 @@ async fn a_server_request_is_answered_through_another_instance() {
 async fn killing_an_instance_under_load_loses_no_session() {
     let redis = Redis::start();
     let prefix = prefix("kill");
-    let mut instances: Vec<Instance> = (0..3)
-        .map(|_| Instance::start(&redis.url(), &prefix, &[]))
-        .collect();
-    let ports: Vec<u16> = instances.iter().map(Instance::port).collect();
-    let nginx = Nginx::start(&ports);
+    let (mut instances, nginx) = cluster(&redis, &prefix);
     let url = nginx.url();
 
     const SESSIONS: usize = 20;
@@ -455,11 +457,7 @@ async fn bridges_share_sessions_in_both_modes() {
 async fn the_official_sdk_clients_work_through_the_proxy() {
     let redis = Redis::start();
     let prefix = prefix("sdk");
-    let instances: Vec<Instance> = (0..3)
-        .map(|_| Instance::start(&redis.url(), &prefix, &[]))
-        .collect();
-    let ports: Vec<u16> = instances.iter().map(Instance::port).collect();
-    let nginx = Nginx::start(&ports);
+    let (_instances, nginx) = cluster(&redis, &prefix);
     let url = nginx.url();
     tokio::task::spawn_blocking(move || {
         interop_support::ts_client(&["http", &url]);
@@ -586,6 +584,13 @@ async fn a_request_of_a_killed_instance_is_answered_with_an_error_on_resumption(
     let c = Instance::start(&redis.url(), &prefix, &[]);
     let session = Session::open(&c.url()).await;
     let (_, cursor) = started_countdown(&session, &b.url(), 50).await;
+    // Events are written behind: killed before its first event reached Redis, the
+    // instance would take the stream with it (the resumption then gets 400).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while redis.keys(&format!("{prefix}stream:")) < 2 {
+        assert!(Instant::now() < deadline, "the stream's events reach Redis");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     b.kill();
     let killed = Instant::now();
     let (after, _) = resumed(&session, &c.url(), &cursor).await;

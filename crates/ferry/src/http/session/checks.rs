@@ -20,6 +20,14 @@ pub(super) fn too_many_streams(limit: usize) -> Response {
     )
 }
 
+pub(super) fn standalone_conflict() -> Response {
+    error_response(
+        StatusCode::CONFLICT,
+        None,
+        ErrorObject::invalid_request("Conflict: this session already has a standalone SSE stream"),
+    )
+}
+
 pub(super) fn missing_session() -> Response {
     error_response(
         StatusCode::BAD_REQUEST,

@@ -10,7 +10,9 @@ use ferry_protocol::ProtocolVersion;
 use ferry_protocol::jsonrpc::ErrorObject;
 
 use super::answer::{Ends, sse_response};
-use super::checks::{bad_request, check_version, method_not_allowed, too_many_streams};
+use super::checks::{
+    bad_request, check_version, method_not_allowed, standalone_conflict, too_many_streams,
+};
 use super::router::live;
 use super::state::Busy;
 use super::{LAST_EVENT_ID, SESSION_ID};
@@ -112,13 +114,7 @@ pub(crate) async fn get(State(shared): State<Arc<Shared>>, request: Request) -> 
             let mut routing = session.routing();
             if live(&routing.standalone) {
                 drop(routing);
-                return error_response(
-                    StatusCode::CONFLICT,
-                    None,
-                    ErrorObject::invalid_request(
-                        "Conflict: this session already has a standalone SSE stream",
-                    ),
-                );
+                return standalone_conflict();
             }
             if routing.open_streams() >= limit {
                 drop(routing);

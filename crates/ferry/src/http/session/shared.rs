@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::SESSION_ID;
 use super::answer::{Ends, sse_response};
-use super::checks::{bad_request, missing_session, unknown_session};
+use super::checks::{bad_request, missing_session, standalone_conflict, unknown_session};
 use super::router::{Delivery, Routing, run_router};
 use super::state::{Applied, Busy, Replica, Session};
 use crate::engine::{BackendChange, RelatedSink, Transport};
@@ -273,13 +273,7 @@ pub(super) async fn resume_elsewhere(
         let mut routing = session.routing();
         if super::router::live(&routing.standalone) {
             drop(routing);
-            return error_response(
-                StatusCode::CONFLICT,
-                None,
-                ErrorObject::invalid_request(
-                    "Conflict: this session already has a standalone SSE stream",
-                ),
-            );
+            return standalone_conflict();
         }
         routing.standalone = Some(tx);
         let own = routing.get_stream;
@@ -478,6 +472,18 @@ pub(super) fn cancelled_id(frame: &[u8]) -> Option<RequestId> {
     (notification.method == "notifications/cancelled").then_some(notification.params.request_id)
 }
 
+/// A client's message for instance `to` (or all), about `session`.
+fn bus_message(shared: &Shared, to: Option<String>, session: &str, frame: &[u8]) -> BusMessage {
+    BusMessage {
+        to,
+        session: session.to_owned(),
+        frame: String::from_utf8_lossy(frame).into_owned(),
+        legacy: false,
+        change: None,
+        from: shared.instance.to_string(),
+    }
+}
+
 /// A POST of the client's answers or notifications on a shared session: an answer to a
 /// request another instance sent goes to that instance; a cancellation goes to every
 /// instance too (the request may run elsewhere). `None`: done (202); otherwise the frame
@@ -491,28 +497,16 @@ pub(super) async fn route_posted(
     match untag(&shared.instance, frame) {
         Tagged::Ours(frame) => Ok(Some(frame)),
         Tagged::Theirs(owner) => {
-            let message = BusMessage {
-                to: Some(owner),
-                session: session.id.clone(),
-                frame: String::from_utf8_lossy(frame).into_owned(),
-                legacy: false,
-                change: None,
-                from: shared.instance.to_string(),
-            };
-            store.publish(&message).await?;
+            store
+                .publish(&bus_message(shared, Some(owner), &session.id, frame))
+                .await?;
             Ok(None)
         }
         Tagged::Untagged => {
             if cancelled_id(frame).is_some() {
-                let message = BusMessage {
-                    to: None,
-                    session: session.id.clone(),
-                    frame: String::from_utf8_lossy(frame).into_owned(),
-                    legacy: false,
-                    change: None,
-                    from: shared.instance.to_string(),
-                };
-                store.publish(&message).await?;
+                store
+                    .publish(&bus_message(shared, None, &session.id, frame))
+                    .await?;
             }
             Ok(Some(frame.to_vec()))
         }
