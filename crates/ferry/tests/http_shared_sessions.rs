@@ -497,3 +497,57 @@ async fn a_change_on_one_instance_reaches_the_listeners_of_another() {
     assert_eq!(change["params"]["uri"], "memo://notes", "{change}");
     drop(a.server);
 }
+
+/// A session bound to its principal stays bound on every instance: another principal
+/// gets 404 wherever it asks, the owner is served anywhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_stays_bound_to_its_principal_on_every_instance() {
+    // The principal from a header, as an authentication layer would set it.
+    async fn principal(
+        mut request: axum::extract::Request,
+        next: axum::middleware::Next,
+    ) -> axum::response::Response {
+        if let Some(who) = request
+            .headers()
+            .get("x-principal")
+            .and_then(|v| v.to_str().ok())
+        {
+            let owner = ferry::http::SessionOwner(who.into());
+            request.extensions_mut().insert(owner);
+        }
+        next.run(request).await
+    }
+    let store = Arc::new(MemorySessionStore::new());
+    let mut urls = Vec::new();
+    for _ in 0..2 {
+        let shared: Arc<dyn SessionStore> = store.clone();
+        let config = HttpConfig::default().session_store(shared);
+        let app = ferry::http::router(server(), config).layer(axum::middleware::from_fn(principal));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        urls.push(format!("http://{}/mcp", listener.local_addr().unwrap()));
+        tokio::spawn(ferry::http::serve_router(app, listener));
+    }
+    let http = reqwest::Client::new();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    let response = post(&http, &urls[0], None, &body)
+        .header("x-principal", "alice")
+        .send()
+        .await
+        .unwrap();
+    let session = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    for url in &urls {
+        for (who, status) in [("bob", StatusCode::NOT_FOUND), ("alice", StatusCode::OK)] {
+            let response = post(&http, url, Some(&session), &call(2, "echo", "x"))
+                .header("x-principal", who)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), status, "{who} at {url}");
+        }
+    }
+}
