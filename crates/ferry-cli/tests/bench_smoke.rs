@@ -1,6 +1,7 @@
 //! The benchmark harness cannot rot: `bench/run --smoke` (a few hundred calls per server,
 //! debug builds) measures every server of the suite — the floor (and its loop on tokio),
-//! Ferry (here the `ferry` binary under test: `ferry serve` and `ferry serve --http`),
+//! Ferry (here the `ferry` binary under test: `ferry serve` and `ferry serve --http`, and
+//! `ferry serve --http --redis` against a redis-server the script starts),
 //! rmcp, the TypeScript and Python SDKs (installed by the script from npm and PyPI) — and
 //! writes its table and chart.
 //! The figures of a smoke run mean nothing; only that every row is there.
@@ -18,6 +19,7 @@ fn bench_run_smoke_measures_every_server() {
         .arg("--smoke")
         .env("FERRY_STDIO", format!("{ferry} serve"))
         .env("FERRY_HTTP", format!("{ferry} serve --http {{addr}}"))
+        .env("FERRY_CLI", ferry)
         .env("BENCH_RESULTS", &out)
         .output()
         .expect("bench/run starts");
@@ -40,6 +42,8 @@ fn bench_run_smoke_measures_every_server() {
         ("floor-http", "http"),
         ("ferry-http", "http"),
         ("ferry-http-json", "http"),
+        ("ferry-serve", "http"),
+        ("ferry-redis", "http"),
         ("rmcp-http", "http"),
         ("ts-http", "http"),
         ("python-http", "http"),
@@ -67,9 +71,20 @@ fn bench_run_smoke_measures_every_server() {
         "| rmcp `stdio_pipes()` |",
         "| Python SDK |",
         "stdio pipelined >= 2.0x",
+        "<= 2 Redis round trips per ordinary tools/call",
     ] {
         assert!(table.contains(row), "no {row:?} in results.md:\n{table}");
     }
+    // Redis's side of the Redis row: round trips per call and memory per session, measured.
+    let line = runs
+        .lines()
+        .find(|l| l.contains(r#""server":"ferry-redis","kind":"redis""#))
+        .unwrap_or_else(|| panic!("no Redis figures in:\n{runs}"));
+    let run: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+    let per_call = run
+        .pointer("/figures/round_trips_per_call")
+        .and_then(serde_json::Value::as_f64);
+    assert!(per_call.is_some_and(|n| n > 0.0), "{line}");
     let chart = std::fs::read(out.join("chart.png")).expect("chart.png");
     assert!(chart.starts_with(b"\x89PNG"), "chart.png is not a PNG");
 }

@@ -22,6 +22,8 @@ pub(crate) const HTTP: &[(&str, &str)] = &[
     ("floor-http", "floor (hyper, stateless)"),
     ("ferry-http", "Ferry (sse_responses)"),
     ("ferry-http-json", "Ferry (default)"),
+    ("ferry-serve", "`ferry serve` (sessions in memory)"),
+    ("ferry-redis", "`ferry serve --redis` (sessions in Redis)"),
     ("rmcp-http", "rmcp"),
     ("ts-http", "TypeScript SDK"),
     ("python-http", "Python SDK"),
@@ -275,6 +277,44 @@ fn targets(runs: &Runs) -> String {
         &|v| v <= 8.0,
         " KiB",
     );
+    // Issue 23: one instance with its sessions in Redis, against the same server with
+    // them in memory.
+    row("*Sessions in Redis (one instance, unpinned)*", None, None, &|_| true, "");
+    row(
+        "session era req/s >= 0.5x the same server with sessions in memory",
+        None,
+        runs.paired_ratio("ferry-redis", "ferry-serve", "http", "session/calls_per_s"),
+        &|v| v >= 0.5,
+        "x",
+    );
+    row(
+        "p99 <= 5 ms at 50 sessions",
+        None,
+        runs.median("ferry-redis", "http", "session/p99_us")
+            .map(|us| us / 1e3),
+        &|v| v <= 5.0,
+        " ms",
+    );
+    row(
+        "<= 2 Redis round trips per ordinary tools/call",
+        None,
+        runs.median("ferry-redis", "redis", "round_trips_per_call"),
+        &|v| v <= 2.0,
+        "",
+    );
+    row(
+        "<= 4 KiB in-process memory per idle session",
+        None,
+        runs.median("ferry-redis", "http", "idle/kib_per_session"),
+        &|v| v <= 4.0,
+        " KiB",
+    );
+    if let Some(bytes) = runs.median("ferry-redis", "redis", "bytes_per_session") {
+        let _ = writeln!(
+            md,
+            "\nRedis memory per session record (not a target): {bytes:.0} bytes."
+        );
+    }
     // What any tokio server pays (the floor's loop on a current-thread runtime): not a
     // target, shown beside them to tell the runtime's share from Ferry's.
     let tokio = |kind: &str, path: &str| runs.paired_ratio("floor-tokio", "floor", kind, path);
