@@ -19,6 +19,11 @@ fn session_keys(prefix: &str) -> String {
     format!("{prefix}session:")
 }
 
+/// A flag the load's tasks watch to stop.
+fn stop_flag() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false))
+}
+
 /// Three instances sharing `redis` under `prefix`, behind nginx.
 fn cluster(redis: &Redis, prefix: &str) -> (Vec<Instance>, Nginx) {
     let instances: Vec<Instance> = (0..3)
@@ -206,11 +211,51 @@ async fn killing_an_instance_under_load_loses_no_session() {
     let (mut instances, nginx) = cluster(&redis, &prefix);
     let url = nginx.url();
 
-    const SESSIONS: usize = 20;
+    const SESSIONS: usize = 50;
     const CALLS: u64 = 30;
     let mut sessions = Vec::new();
     for _ in 0..SESSIONS {
         sessions.push(Session::open(&url).await);
+    }
+    // Every fifth session also holds its GET stream through the proxy, and opens it again
+    // (on whichever instance) whenever it ends.
+    let done = stop_flag();
+    let mut streams = tokio::task::JoinSet::new();
+    for session in sessions.iter().step_by(5) {
+        let (url, done) = (url.clone(), std::sync::Arc::clone(&done));
+        let (http, id) = (session.http.clone(), session.id.clone());
+        streams.spawn(async move {
+            let (mut opened, mut refused) = (0, 0);
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                let response = http
+                    .get(&url)
+                    .header("accept", "text/event-stream")
+                    .header("mcp-session-id", &id)
+                    .header("mcp-protocol-version", support::REVISION)
+                    .send()
+                    .await;
+                match response {
+                    Ok(mut response) if response.status() == 200 => {
+                        opened += 1;
+                        // Held until it ends (its instance died) or the load is over.
+                        while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                            let chunk =
+                                tokio::time::timeout(Duration::from_millis(50), response.chunk());
+                            match chunk.await {
+                                Ok(Ok(Some(_))) | Err(_) => {}
+                                Ok(_) => break,
+                            }
+                        }
+                    }
+                    other => {
+                        eprintln!("GET stream of {id}: {other:?}");
+                        refused += 1;
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                }
+            }
+            (opened, refused)
+        });
     }
     let (killer, kill_now) = tokio::sync::oneshot::channel::<()>();
     let mut tasks = tokio::task::JoinSet::new();
@@ -218,6 +263,7 @@ async fn killing_an_instance_under_load_loses_no_session() {
         let url = url.clone();
         tasks.spawn(async move {
             let (mut ok, mut failed) = (0, 0);
+            let mut recovered = None;
             for i in 0..CALLS {
                 // Every third call streams its progress.
                 let (body, expected) = if i % 3 == 0 {
@@ -234,9 +280,12 @@ async fn killing_an_instance_under_load_loses_no_session() {
                 // A call that was running on the killed instance fails at the HTTP level
                 // (the proxy's 502, or a reset); the client tries once more.
                 let mut answered = false;
-                for _ in 0..2 {
+                for attempt in 0..2 {
                     match session.send(&url, &body).await {
                         Ok((200, messages)) if text(messages.last().unwrap()) == expected => {
+                            if attempt > 0 {
+                                recovered.get_or_insert_with(Instant::now);
+                            }
                             let progress = messages
                                 .iter()
                                 .filter(|m| m["method"] == "notifications/progress")
@@ -257,7 +306,7 @@ async fn killing_an_instance_under_load_loses_no_session() {
                 }
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
-            (ok, failed)
+            (ok, failed, recovered)
         });
     }
     // Kill one instance while the calls go on.
@@ -270,15 +319,30 @@ async fn killing_an_instance_under_load_loses_no_session() {
     instances[1].kill();
     let mut answered = 0;
     let mut retried = 0;
+    let mut failover = Duration::ZERO;
     while let Some(outcome) = tasks.join_next().await {
-        let (ok, failed) = outcome.expect("no task panicked");
+        let (ok, failed, recovered) = outcome.expect("no task panicked");
         answered += ok;
         retried += failed;
+        if let Some(at) = recovered {
+            failover = failover.max(at.saturating_duration_since(killed_at));
+        }
+    }
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    let (mut opened, mut refused) = (0, 0);
+    while let Some(outcome) = streams.join_next().await {
+        let (o, r) = outcome.expect("no stream task panicked");
+        opened += o;
+        refused += r;
     }
     eprintln!(
-        "{answered} calls answered, {retried} retried, finished {:?} after the kill",
+        "{answered} calls answered, {retried} retried, finished {:?} after the kill; \
+         longest kill-to-success of a retried call {failover:?}; GET streams opened {opened} \
+         times, refused {refused}",
         killed_at.elapsed()
     );
+    assert_eq!(refused, 0, "every GET stream reopened");
+    assert!(opened >= SESSIONS / 5, "{opened}");
     assert_eq!(
         answered,
         SESSIONS as u64 * CALLS,
