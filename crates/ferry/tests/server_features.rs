@@ -246,6 +246,46 @@ async fn subscriptions_deliver_updates_only_for_subscribed_uris() {
     );
 }
 
+/// `resources/subscribe` keeps at most `MAX_RESOURCE_SUBSCRIPTIONS` URIs per session (a
+/// template matches endless ones), each at most `MAX_SUBSCRIBED_URI_BYTES` long.
+#[tokio::test]
+async fn a_session_s_subscriptions_are_bounded() {
+    use ferry::server::{MAX_RESOURCE_SUBSCRIPTIONS, MAX_SUBSCRIBED_URI_BYTES};
+    let server = server();
+    let client = TestClient::connect(&server, V2025_06_18).await.unwrap();
+    for n in 0..MAX_RESOURCE_SUBSCRIPTIONS {
+        let uri = format!("test://items/{n}");
+        client
+            .request("resources/subscribe", json!({"uri": uri}))
+            .await
+            .unwrap();
+    }
+    let error = client
+        .request("resources/subscribe", json!({"uri": "test://items/x"}))
+        .await
+        .unwrap_err();
+    assert_eq!(code(error), -32602);
+    // Again one already taken: still fine; one freed makes room.
+    client
+        .request("resources/subscribe", json!({"uri": "test://items/0"}))
+        .await
+        .unwrap();
+    client
+        .request("resources/unsubscribe", json!({"uri": "test://items/0"}))
+        .await
+        .unwrap();
+    client
+        .request("resources/subscribe", json!({"uri": "test://items/x"}))
+        .await
+        .unwrap();
+    let long = format!("test://items/{}", "y".repeat(MAX_SUBSCRIBED_URI_BYTES));
+    let error = client
+        .request("resources/subscribe", json!({"uri": long}))
+        .await
+        .unwrap_err();
+    assert_eq!(code(error), -32602);
+}
+
 #[tokio::test]
 async fn prompts_declare_and_validate_arguments() {
     let client = connect(V2025_11_25).await;

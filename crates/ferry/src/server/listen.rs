@@ -20,8 +20,12 @@ use super::reply::{Call, reply};
 use super::resources;
 use crate::engine::{CallError, HandlerResult, Peer, RequestContext};
 
-/// Resource URIs one listener may subscribe to.
+/// Resource URIs one listener (2026-07-28) or one session (`resources/subscribe`) may
+/// subscribe to; more are refused with `-32602`.
 pub const MAX_RESOURCE_SUBSCRIPTIONS: usize = 1024;
+
+/// The longest URI a session may subscribe to (`resources/subscribe`; longer: `-32602`).
+pub const MAX_SUBSCRIBED_URI_BYTES: usize = 8 * 1024;
 
 /// `subscriptions/listen`: acknowledge, then forward opted-in changes until the stream ends.
 pub(crate) async fn listen(

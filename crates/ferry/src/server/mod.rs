@@ -65,7 +65,7 @@ pub use completion::CompletionRequest;
 pub use context::{Context, ToolContext};
 pub use extract::{Cancel, ClientCaps, FromContext, HandlerFn, Meta, Progress, State};
 pub use input::InputError;
-pub use listen::MAX_RESOURCE_SUBSCRIPTIONS;
+pub use listen::{MAX_RESOURCE_SUBSCRIPTIONS, MAX_SUBSCRIBED_URI_BYTES};
 pub use log_layer::ClientLogLayer;
 pub use prompts::IntoPromptResult;
 pub use request_state::DEFAULT_REQUEST_STATE_TTL;

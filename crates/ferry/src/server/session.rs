@@ -18,6 +18,7 @@ use tokio::sync::broadcast;
 use super::builder::Server;
 use super::context::Context;
 use super::input::{Rounds, Salient};
+use super::listen::{MAX_RESOURCE_SUBSCRIPTIONS, MAX_SUBSCRIBED_URI_BYTES};
 use super::mrtr;
 use super::registry::Change;
 use super::reply::{Call, reply};
@@ -498,8 +499,23 @@ impl Session {
             )
             .with_data(serde_json::json!({ "uri": uri })));
         }
+        if on && uri.len() > MAX_SUBSCRIBED_URI_BYTES {
+            return Err(ErrorObject::invalid_params(format!(
+                "a subscribed URI is at most {MAX_SUBSCRIBED_URI_BYTES} bytes (this one is {})",
+                uri.len()
+            )));
+        }
         let mut state = self.state();
         if on {
+            // Bounded: a template matches endless URIs, each of which "exists".
+            if !state.subscriptions.contains(&uri)
+                && state.subscriptions.len() >= MAX_RESOURCE_SUBSCRIPTIONS
+            {
+                return Err(ErrorObject::invalid_params(format!(
+                    "at most {MAX_RESOURCE_SUBSCRIPTIONS} resource subscriptions per session; \
+                     unsubscribe from one first"
+                )));
+            }
             state.subscriptions.insert(uri);
         } else {
             state.subscriptions.remove(&uri);

@@ -36,12 +36,14 @@ use tokio::sync::{broadcast, mpsc};
 /// every instance that adopts the session reads it back.
 pub const MAX_RECORDED_INITIALIZE_BYTES: usize = 64 * 1024;
 
-/// The most resource subscriptions one session's record keeps; later ones are served by
-/// the instance that took them but not carried to others.
-pub const MAX_RECORDED_SUBSCRIPTIONS: usize = 1000;
+/// The most resource subscriptions one session's record keeps (as many as a Ferry server
+/// takes per session); later ones are served by the instance that took them but not
+/// carried to others.
+pub const MAX_RECORDED_SUBSCRIPTIONS: usize = 1024;
 
-/// The longest subscribed URI a record keeps (longer ones are not carried).
-pub const MAX_RECORDED_URI_BYTES: usize = 2048;
+/// The longest subscribed URI a record keeps (longer ones are not carried; a Ferry server
+/// refuses them).
+pub const MAX_RECORDED_URI_BYTES: usize = 8 * 1024;
 
 /// What an instance needs to serve a session it did not start.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
