@@ -368,6 +368,39 @@ async fn status_paths() {
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::MISDIRECTED_REQUEST);
+    // Two Host headers, two Origin headers, or none (HTTP/1.1): refused, never the first
+    // one checked and the other trusted.
+    let address = f.url.trim_start_matches("http://").trim_end_matches("/mcp");
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let raw = |head: &str| {
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\n{head}Content-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let address = address.to_owned();
+        async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let mut socket = tokio::net::TcpStream::connect(address).await.unwrap();
+            socket.write_all(request.as_bytes()).await.unwrap();
+            let mut answer = String::new();
+            socket.read_to_string(&mut answer).await.unwrap();
+            answer
+        }
+    };
+    let two_hosts = format!("Host: {address}\r\nHost: evil.example\r\n");
+    assert!(raw(&two_hosts).await.starts_with("HTTP/1.1 400"));
+    let two_origins = format!(
+        "Host: {address}\r\nOrigin: http://localhost:1\r\nOrigin: https://evil.example\r\n"
+    );
+    assert!(raw(&two_origins).await.starts_with("HTTP/1.1 403"));
+    assert!(raw("").await.starts_with("HTTP/1.1 400"), "no Host");
+    let one = format!("Host: {address}\r\n");
+    assert!(
+        raw(&one).await.starts_with("HTTP/1.1 200"),
+        "one Host is fine"
+    );
 
     // A notification: 202, no body.
     let notification = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",

@@ -72,10 +72,13 @@ where
         let answered = |response: Response| -> Self::Future {
             Either::Right(Box::pin(std::future::ready(Ok(response))))
         };
-        if let Err(refusal) = check_origin_and_host(&self.shared.config, request.headers()) {
+        let checked = check_header_counts(&request)
+            .and_then(|()| check_origin_and_host(&self.shared.config, request.headers()));
+        if let Err(refusal) = checked {
             let (status, message) = match refusal {
                 Refusal::Origin(m) => (StatusCode::FORBIDDEN, m),
                 Refusal::Host(m) => (StatusCode::MISDIRECTED_REQUEST, m),
+                Refusal::Malformed(m) => (StatusCode::BAD_REQUEST, m),
             };
             return answered(error_response(
                 status,
@@ -102,6 +105,32 @@ where
 enum Refusal {
     Origin(String),
     Host(String),
+    /// Not a well-formed HTTP/1.1 request (RFC 9112 section 3.2): 400.
+    Malformed(String),
+}
+
+/// One `Host` exactly (HTTP/1.1 requires it; HTTP/1.0 may leave it out), and at most one
+/// `Origin`: with two, the checks below would see only the first while another party
+/// might read the other.
+fn check_header_counts(request: &Request) -> Result<(), Refusal> {
+    let headers = request.headers();
+    match headers.get_all(header::HOST).iter().count() {
+        0 if request.version() >= axum::http::Version::HTTP_11 => {
+            return Err(Refusal::Malformed(
+                "Bad Request: the Host header is required".to_owned(),
+            ));
+        }
+        0 | 1 => {}
+        _ => {
+            return Err(Refusal::Malformed(
+                "Bad Request: more than one Host header".to_owned(),
+            ));
+        }
+    }
+    if headers.get_all(header::ORIGIN).iter().count() > 1 {
+        return Err(Refusal::Origin("more than one Origin header".to_owned()));
+    }
+    Ok(())
 }
 
 fn check_origin_and_host(config: &HttpConfig, headers: &HeaderMap) -> Result<(), Refusal> {
