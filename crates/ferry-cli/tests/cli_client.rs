@@ -220,6 +220,41 @@ fn exit_code_1_for_is_error_and_json_rpc_errors() {
     }
 }
 
+/// An answer over `--max-message-bytes` fails the call at once (not after the timeout),
+/// saying the limit and the size.
+#[test]
+fn an_answer_over_the_message_limit_fails_at_once() {
+    // (`tools/list`, which `call` reads first, is under the limit; the answer is over.)
+    let text = format!("text={}", "x".repeat(10_000));
+    let started = std::time::Instant::now();
+    let run = ferry(&[
+        "call",
+        "echo",
+        &text,
+        "--max-message-bytes",
+        "8000",
+        "--timeout",
+        "30",
+        "--",
+        FERRY,
+        "serve",
+    ])
+    .exit(1);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        run.stderr.contains("tools/call echo failed"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("limit of 8000 bytes"), "{}", run.stderr);
+    // The default takes it.
+    ferry(&["call", "echo", &text, "--", FERRY, "serve"]).exit(0);
+}
+
 #[test]
 fn exit_code_2_for_usage_errors() {
     for args in [

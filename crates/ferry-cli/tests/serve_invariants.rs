@@ -33,8 +33,15 @@ fn id_json(id: &Option<RequestId>) -> Value {
 
 fn expect(row: &table::Row) -> Expect {
     if row.input.len() > DEFAULT_MAX_MESSAGE_BYTES {
-        // The transport discards an oversized line unread: it cannot know the id.
-        return Expect::Error(-32600, Value::Null);
+        // The transport discards an oversized line but its head: a request whose id stands
+        // there is refused under it; an answer nobody waits for gets nothing; else `null`.
+        let head = &row.input[..row.input.len().min(ferry::engine::OVERSIZED_HEAD)];
+        let head = ferry::protocol::jsonrpc::read_head(head);
+        return match head.id {
+            Some(_) if head.response && !head.method => Expect::Nothing,
+            Some(id) if head.method => Expect::Error(-32600, id_json(&Some(id))),
+            _ => Expect::Error(-32600, Value::Null),
+        };
     }
     if row.input.iter().all(u8::is_ascii_whitespace) {
         return Expect::Nothing; // blank lines are skipped

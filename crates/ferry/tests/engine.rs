@@ -424,9 +424,11 @@ async fn line_transport_frames_and_limits() {
     let mut lines = BufReader::new(client_read).lines();
     let first: Value =
         serde_json::from_str(&lines.next_line().await.expect("read").expect("line")).expect("json");
+    // Refused under its own id (read from the head of the line), not `null`: the sender's
+    // call ends at once instead of waiting for its timeout.
     assert_eq!(
         (first["id"].clone(), first["error"]["code"].clone()),
-        (Value::Null, json!(-32600))
+        (json!(1), json!(-32600))
     );
     let second: Value =
         serde_json::from_str(&lines.next_line().await.expect("read").expect("line")).expect("json");
@@ -437,6 +439,54 @@ async fn line_transport_frames_and_limits() {
         .await
         .expect("engine ends on EOF")
         .expect("no panic");
+}
+
+/// An answer over this side's message limit fails its call at once, naming the limit and
+/// the size, instead of leaving it to its timeout.
+#[tokio::test]
+async fn an_answer_over_the_limit_fails_its_call_at_once() {
+    let (ours, theirs) = tokio::io::duplex(1 << 16);
+    let (our_read, our_write) = tokio::io::split(ours);
+    let config = EngineConfig {
+        max_message_bytes: 1024,
+        request_timeout: Duration::from_secs(60),
+        ..Default::default()
+    };
+    let transport = Transport::lines(our_read, our_write, config.max_message_bytes, 16);
+    let engine = Engine::start(transport, TestHandler::default(), config);
+    let (their_read, mut their_write) = tokio::io::split(theirs);
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let answering = tokio::spawn(async move {
+        let mut lines = BufReader::new(their_read).lines();
+        let request: Value =
+            serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        let answer = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{\"text\":\"{}\"}}}}\n",
+            request["id"],
+            "x".repeat(5000)
+        );
+        their_write.write_all(answer.as_bytes()).await.unwrap();
+        their_write
+    });
+    let started = std::time::Instant::now();
+    let error = engine
+        .peer
+        .call("big", &json!({}), Default::default())
+        .await
+        .unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    let text = error.to_string();
+    assert!(text.contains("1024"), "names the limit: {text}");
+    assert!(text.contains("5"), "and the size: {text}");
+    assert!(
+        matches!(error, ferry::engine::CallError::Transport(_)),
+        "{error:?}"
+    );
+    drop(answering.await.unwrap());
 }
 
 /// A byte stream that keeps what is written and counts the writes.

@@ -339,6 +339,13 @@ async fn status_paths() {
     );
     let response = f.post(&big).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    // Under the request's id, read from the body's head: the client's call ends at once.
+    let body = json_of(response).await;
+    assert_eq!(
+        (body["id"].clone(), body["error"]["code"].clone()),
+        (json!(7), json!(-32600)),
+        "{body}"
+    );
 
     // A foreign Origin: 403, whatever the method; a loopback one passes.
     let response = f

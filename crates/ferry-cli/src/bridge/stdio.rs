@@ -74,7 +74,7 @@ pub(crate) async fn run(
                         break ExitCode::FAILURE;
                     }
                 }
-                Some(Err(TransportEvent::Oversized { bytes })) => {
+                Some(Err(TransportEvent::Oversized { bytes, .. })) => {
                     note!("ferry bridge: a {bytes}-byte line on stdin is over the limit; dropped");
                 }
                 Some(Err(_)) => {}
@@ -166,7 +166,10 @@ fn host_frame(event: TransportEvent) -> Result<Vec<u8>, TransportEvent> {
             .with_data(data);
             let response = ferry::protocol::jsonrpc::ErrorResponse::new(Some(id), error);
             // Strings and JSON values only: serializing cannot fail.
-            serde_json::to_vec(&response).map_err(|_| TransportEvent::Oversized { bytes: 0 })
+            serde_json::to_vec(&response).map_err(|_| TransportEvent::Oversized {
+                bytes: 0,
+                head: Vec::new(),
+            })
         }
         other => other.into_frame(),
     }

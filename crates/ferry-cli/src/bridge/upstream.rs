@@ -261,7 +261,7 @@ async fn run(
             }
             event = transport.incoming.recv() => match event {
                 Some(TransportEvent::Frame(frame)) => mux.child_frame(&frame),
-                Some(TransportEvent::Oversized { bytes }) => {
+                Some(TransportEvent::Oversized { bytes, .. }) => {
                     tracing::warn!(bytes, "ferry bridge: an oversized message from the server dropped");
                     Vec::new()
                 }

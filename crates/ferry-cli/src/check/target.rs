@@ -84,9 +84,11 @@ impl Target {
                     while let Some(event) = from_child.recv().await {
                         let item = match event.into_frame() {
                             Ok(frame) => Received::parse(&frame),
-                            Err(TransportEvent::Oversized { bytes }) => Received::Garbage(format!(
-                                "a line of at least {bytes} bytes (over the checker's limit)"
-                            )),
+                            Err(TransportEvent::Oversized { bytes, .. }) => {
+                                Received::Garbage(format!(
+                                    "a line of at least {bytes} bytes (over the checker's limit)"
+                                ))
+                            }
                             // A child process's transport delivers nothing else.
                             _ => continue,
                         };

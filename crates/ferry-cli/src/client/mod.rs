@@ -76,6 +76,10 @@ pub(crate) struct Common {
     /// Timeout of each request in seconds (default 60); progress restarts it for `call`.
     #[arg(long, value_name = "SECONDS", value_parser = seconds)]
     timeout: Option<Duration>,
+    /// The largest message accepted from the server, in bytes (default 64 MiB: answers
+    /// carry files and images); a larger answer fails its call at once.
+    #[arg(long, value_name = "BYTES", default_value_t = ferry::protocol::jsonrpc::DEFAULT_CLIENT_MAX_MESSAGE_BYTES)]
+    max_message_bytes: usize,
     /// Trace every message on stderr (`-->` sent, `<--` received).
     #[arg(short, long)]
     verbose: bool,

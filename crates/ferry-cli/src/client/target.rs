@@ -48,7 +48,10 @@ pub(crate) fn start(common: &Common) -> Result<(Target, Transport), String> {
     let (transport, child, server) = match common.server.split_first() {
         _ if common.url.is_some() => {
             let url = common.url.as_deref().unwrap_or_default();
-            let mut config = HttpClientConfig::default();
+            let mut config = HttpClientConfig {
+                max_message_bytes: common.max_message_bytes,
+                ..HttpClientConfig::default()
+            };
             for (name, value) in &common.headers {
                 config = config.header(name, value)?;
             }
@@ -70,7 +73,7 @@ pub(crate) fn start(common: &Common) -> Result<(Target, Transport), String> {
             let command = ChildCommand::new(program)
                 .args(args)
                 .stderr(StderrMode::Inherit);
-            let max = ferry::engine::EngineConfig::default().max_message_bytes;
+            let max = common.max_message_bytes;
             let (transport, child) =
                 ChildProcess::spawn(&command, max, QUEUE).map_err(|e| e.to_string())?;
             if common.verbose {
@@ -106,6 +109,11 @@ pub(crate) async fn connect(common: &Common, transport: Transport) -> Result<Cli
     if let Some(version) = common.protocol_version {
         builder = builder.version(version);
     }
+    // The engine's limits first: the timeout below is one of them.
+    builder = builder.engine(ferry::engine::EngineConfig {
+        max_message_bytes: common.max_message_bytes,
+        ..ferry::engine::EngineConfig::default()
+    });
     if let Some(timeout) = common.timeout {
         builder = builder.timeout(timeout);
     }

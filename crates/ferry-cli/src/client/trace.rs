@@ -24,7 +24,7 @@ pub(crate) fn wrap(inner: Transport) -> (Transport, JoinHandle<()>) {
         while let Some(event) = incoming.recv().await {
             if let Some(frame) = event.frame() {
                 output::note(&format!("<-- {}", String::from_utf8_lossy(frame)));
-            } else if let TransportEvent::Oversized { bytes } = &event {
+            } else if let TransportEvent::Oversized { bytes, .. } = &event {
                 output::note(&format!("<-- (a frame of {bytes} bytes, over the limit)"));
             } else {
                 output::note("<-- (an event this tracer does not know)");

@@ -27,6 +27,12 @@ use super::message::{
 /// The default largest message accepted: 4 MiB, the figure the official TypeScript SDK uses.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 
+/// The default largest message a client accepts: 64 MiB. A server's answers carry file
+/// contents and images as base64 (4/3 of their size), sometimes twice (`content` and
+/// `structuredContent`): 64 MiB holds a 24 MB file sent both ways, where 4 MiB failed on
+/// a 3 MB one. A client holds one such message at a time per call.
+pub const DEFAULT_CLIENT_MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+
 /// What a line of input turned out to be.
 #[derive(Debug)]
 pub enum Inbound {

@@ -1,12 +1,15 @@
 //! The JSON-RPC 2.0 core: ids, messages, batches, and classification of untrusted input.
 
 mod classify;
+mod head;
 mod id;
 mod message;
 
 pub use classify::{
-    ClassifyLimits, DEFAULT_MAX_MESSAGE_BYTES, Inbound, Rejected, classify, classify_with,
+    ClassifyLimits, DEFAULT_CLIENT_MAX_MESSAGE_BYTES, DEFAULT_MAX_MESSAGE_BYTES, Inbound, Rejected,
+    classify, classify_with,
 };
+pub use head::{Head, read_head};
 pub use id::RequestId;
 pub use message::{
     ENVELOPE_ROOM, ErrorObject, ErrorResponse, JsonRpcVersion, Message, Notification, RawJson,

@@ -48,7 +48,10 @@ impl ClientBuilder {
             versions: VersionSet::all(),
             pinned: None,
             era: None,
-            engine: EngineConfig::default(),
+            engine: EngineConfig {
+                max_message_bytes: ferry_protocol::jsonrpc::DEFAULT_CLIENT_MAX_MESSAGE_BYTES,
+                ..EngineConfig::default()
+            },
             handlers: Handlers::default(),
         }
     }
@@ -77,7 +80,10 @@ impl ClientBuilder {
         self
     }
 
-    /// Engine limits. Default: [`EngineConfig::default`].
+    /// Engine limits. Default: [`EngineConfig::default`], but messages from the server up
+    /// to [`DEFAULT_CLIENT_MAX_MESSAGE_BYTES`](ferry_protocol::jsonrpc::DEFAULT_CLIENT_MAX_MESSAGE_BYTES)
+    /// (64 MiB: answers carry files and images). A larger answer fails its call at once,
+    /// naming the limit.
     pub fn engine(mut self, config: EngineConfig) -> Self {
         self.engine = config;
         self

@@ -205,12 +205,34 @@ impl<H: Handler> Loop<H> {
                 }
                 return Step::Done;
             }
-            TransportEvent::Oversized { bytes } => {
+            TransportEvent::Oversized { bytes, head } => {
+                let limit = self.config.max_message_bytes;
+                // Its head tells whose it is: an answer to one of our requests fails that
+                // call at once; a request is refused under its own id.
+                let head = ferry_protocol::jsonrpc::read_head(&head);
+                if let Some(id) = head.id.clone().filter(|_| head.response && !head.method) {
+                    let error = super::TransportError {
+                        message: format!(
+                            "the answer of at least {bytes} bytes exceeds this side's message \
+                             limit of {limit} bytes (max_message_bytes)"
+                        ),
+                        status: None,
+                    };
+                    if !self
+                        .core
+                        .peer
+                        .resolve(&id, Err(CallError::Transport(error)))
+                    {
+                        tracing::debug!(%id, "an oversized answer for a request nobody waits for");
+                    }
+                    return Step::Done;
+                }
                 let error = ErrorObject::invalid_request(format!(
-                    "message of at least {bytes} bytes exceeds the limit of {} bytes",
-                    self.config.max_message_bytes
+                    "message of at least {bytes} bytes exceeds the limit of {limit} bytes"
                 ));
-                return Step::Rare(Box::pin(self.write_error(error)));
+                let id = head.id.filter(|_| head.method);
+                let response = ErrorResponse::new(id, error);
+                return Step::Rare(Box::pin(self.write_frame(serde_json::to_vec(&response))));
             }
         };
         let inbound = classify_with(&frame, limits);

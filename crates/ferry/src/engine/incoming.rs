@@ -165,7 +165,11 @@ impl LineReader {
         if !self.oversized {
             if self.line.len() + chunk.len() > self.max {
                 self.oversized = true;
-                self.line = Vec::new();
+                // Its head is kept, for the id (see `TransportEvent::Oversized`).
+                let room = super::OVERSIZED_HEAD.saturating_sub(self.line.len());
+                self.line.extend_from_slice(&chunk[..room.min(chunk.len())]);
+                self.line.truncate(super::OVERSIZED_HEAD);
+                self.line.shrink_to_fit();
             } else {
                 self.line.extend_from_slice(chunk);
             }
@@ -174,7 +178,8 @@ impl LineReader {
         done?;
         let seen = std::mem::take(&mut self.seen);
         if std::mem::take(&mut self.oversized) {
-            return Some(TransportEvent::Oversized { bytes: seen });
+            let head = std::mem::take(&mut self.line);
+            return Some(TransportEvent::Oversized { bytes: seen, head });
         }
         let mut frame = std::mem::take(&mut self.line);
         if frame.last() == Some(&b'\r') {

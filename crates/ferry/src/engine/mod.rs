@@ -62,7 +62,8 @@ pub use result::ResultJson;
 #[cfg(unix)]
 pub use stdio::stdio;
 pub use transport::{
-    Attachment, Classified, Frame, Transport, TransportError, TransportEvent, Writer,
+    Attachment, Classified, Frame, OVERSIZED_HEAD, Transport, TransportError, TransportEvent,
+    Writer,
 };
 
 /// The outcome of an incoming request: its result as JSON text, or an error.

@@ -42,6 +42,9 @@ pub enum TransportEvent {
     Oversized {
         /// Its size in bytes (at least; reading stopped counting at the limit).
         bytes: usize,
+        /// Its first bytes (at most [`OVERSIZED_HEAD`]), from which the engine reads its id
+        /// (`ferry_protocol::jsonrpc::read_head`) to answer or fail the right request.
+        head: Vec<u8>,
     },
     /// The transport could not get the peer's answer to the request it sent with this id
     /// (HTTP: unreachable, refused with a status and no JSON-RPC body, a stream cut
@@ -49,6 +52,10 @@ pub enum TransportEvent {
     /// Boxed (see above).
     Failed(Box<(RequestId, TransportError)>),
 }
+
+/// How many first bytes of an oversized frame a transport keeps
+/// ([`TransportEvent::Oversized`]).
+pub const OVERSIZED_HEAD: usize = 1024;
 
 /// Why a transport could not get the peer's answer to one request (see
 /// [`TransportEvent::Failed`]). Its message says what happened on its own.

@@ -18,12 +18,12 @@ use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::response::Response;
-use ferry_protocol::jsonrpc::ErrorObject;
+use ferry_protocol::jsonrpc::{ErrorObject, read_head};
 use futures_util::future::Either;
-use http_body_util::{BodyExt, LengthLimitError, Limited};
 
 use super::stateless::error_response;
 use super::{HttpConfig, Shared, cors};
+use crate::engine::OVERSIZED_HEAD;
 
 /// The guard on every route, for every method: refuse a foreign `Origin` (403) or `Host`
 /// (421); answer CORS preflights and add CORS headers for allowed origins.
@@ -253,20 +253,48 @@ pub(crate) fn is_json(headers: &HeaderMap) -> bool {
 }
 
 /// Read the body, at most `limit` bytes: 413 beyond it.
-pub(crate) async fn read_body(body: Body, limit: usize) -> Result<Bytes, Response> {
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(error_response(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            None,
-            ErrorObject::invalid_request(format!("the body exceeds the limit of {limit} bytes")),
-        )),
-        Err(e) => Err(error_response(
-            StatusCode::BAD_REQUEST,
-            None,
-            ErrorObject::invalid_request(format!("the body could not be read: {e}")),
-        )),
+pub(crate) async fn read_body(mut body: Body, limit: usize) -> Result<Bytes, Response> {
+    use http_body_util::BodyExt as _;
+    // The usual body is one frame, kept as it is; more are gathered.
+    let mut first: Option<Bytes> = None;
+    let mut gathered: Vec<u8> = Vec::new();
+    let mut length = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| {
+            error_response(
+                StatusCode::BAD_REQUEST,
+                None,
+                ErrorObject::invalid_request(format!("the body could not be read: {e}")),
+            )
+        })?;
+        let Ok(data) = frame.into_data() else {
+            continue; // trailers
+        };
+        if length + data.len() > limit {
+            // Refused under the id its head names, so the client's call ends at once.
+            let mut head = first.as_deref().unwrap_or(&gathered).to_vec();
+            head.extend_from_slice(&data[..data.len().min(OVERSIZED_HEAD)]);
+            head.truncate(OVERSIZED_HEAD);
+            let head = read_head(&head);
+            return Err(error_response(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                head.id.filter(|_| head.method),
+                ErrorObject::invalid_request(format!(
+                    "the body exceeds the limit of {limit} bytes"
+                )),
+            ));
+        }
+        length += data.len();
+        match first.take() {
+            None if gathered.is_empty() => first = Some(data),
+            Some(previous) => {
+                gathered.extend_from_slice(&previous);
+                gathered.extend_from_slice(&data);
+            }
+            None => gathered.extend_from_slice(&data),
+        }
     }
+    Ok(first.unwrap_or_else(|| Bytes::from(gathered)))
 }
 
 #[cfg(test)]

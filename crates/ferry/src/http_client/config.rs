@@ -79,7 +79,7 @@ pub struct HttpClientConfig {
     /// Default: yes.
     pub legacy_fallback: bool,
     /// The largest message accepted from the server (a JSON body or one SSE event).
-    /// Default: 4 MiB.
+    /// Default: 64 MiB ([`DEFAULT_CLIENT_MAX_MESSAGE_BYTES`](ferry_protocol::jsonrpc::DEFAULT_CLIENT_MAX_MESSAGE_BYTES)).
     pub max_message_bytes: usize,
     /// Frames queued between the transport and the engine. Default: 64.
     pub queue: usize,
@@ -97,7 +97,7 @@ impl Default for HttpClientConfig {
             default_retry: Duration::from_secs(1),
             max_reconnects: 5,
             legacy_fallback: true,
-            max_message_bytes: ferry_protocol::jsonrpc::DEFAULT_MAX_MESSAGE_BYTES,
+            max_message_bytes: ferry_protocol::jsonrpc::DEFAULT_CLIENT_MAX_MESSAGE_BYTES,
             queue: 64,
             close_timeout: Duration::from_secs(2),
         }
