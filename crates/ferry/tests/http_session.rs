@@ -642,6 +642,53 @@ async fn idle_sessions_expire() {
     );
 }
 
+/// A full table makes room by ending the quietest session that never made a request after
+/// `initialize` (an `initialize` flood cannot lock clients out for the idle timeout); a
+/// session in use is kept, and with nothing to evict a new one gets 503.
+#[tokio::test]
+async fn a_full_table_evicts_the_unused_sessions_first() {
+    let grace = Duration::from_millis(100);
+    let f = start(
+        HttpConfig::default()
+            .max_sessions(2)
+            .unused_session_grace(grace),
+    )
+    .await;
+    let used = f.connect("2025-06-18").await;
+    let unused = f.connect("2025-06-18").await;
+    let response = used
+        .post(&call(1, "echo", json!({"text": "hi"})))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}});
+    // Within the grace: nothing to evict yet.
+    let response = f.raw_post(&initialize).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+    tokio::time::sleep(grace * 2).await;
+    let response = f.raw_post(&initialize).send().await.unwrap();
+    assert_eq!(
+        response.status(),
+        StatusCode::OK,
+        "the unused session made room"
+    );
+    let gone = unused
+        .post(&call(2, "echo", json!({"text": "x"})))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gone.status(), StatusCode::NOT_FOUND);
+    let kept = used
+        .post(&call(3, "echo", json!({"text": "x"})))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(kept.status(), StatusCode::OK, "the session in use stays");
+}
+
 #[tokio::test]
 async fn session_limit_and_foreign_origin() {
     let f = start(HttpConfig::default().max_sessions(1)).await;

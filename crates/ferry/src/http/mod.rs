@@ -153,6 +153,10 @@ pub struct HttpConfig {
     /// Session era: how long a session lives without any open request or stream (then
     /// 404). Default: 30 minutes.
     pub session_idle_timeout: Duration,
+    /// Session era: when the session table is full, a session that has made no request
+    /// since `initialize` (nor holds a stream) and has been quiet this long is ended to
+    /// make room, the quietest first; otherwise a new session gets 503. Default: 10 s.
+    pub unused_session_grace: Duration,
     /// Session era: the reconnection delay sent in SSE `retry` fields. Default: 1 s.
     pub sse_retry: Duration,
     /// Session era, 2025-11-25 sessions: close a POST's SSE stream once it has been this
@@ -200,6 +204,7 @@ impl Default for HttpConfig {
             max_sessions: 10_000,
             max_streams_per_session: 32,
             session_idle_timeout: Duration::from_secs(30 * 60),
+            unused_session_grace: Duration::from_secs(10),
             sse_retry: Duration::from_secs(1),
             sse_poll_after: None,
             sse_responses: false,
@@ -265,6 +270,13 @@ impl HttpConfig {
     /// Set the session limit.
     pub fn max_sessions(mut self, sessions: usize) -> Self {
         self.max_sessions = sessions;
+        self
+    }
+
+    /// Set how long an unused session is kept when the table is full (see
+    /// [`HttpConfig::unused_session_grace`]).
+    pub fn unused_session_grace(mut self, grace: Duration) -> Self {
+        self.unused_session_grace = grace;
         self
     }
 

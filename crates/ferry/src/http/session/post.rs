@@ -59,6 +59,11 @@ pub(crate) async fn post(
         return error_response(StatusCode::BAD_REQUEST, response.id, response.error);
     }
     let busy = Busy::new(&session);
+    if !ids.is_empty() {
+        session
+            .used
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
     if let Some(entries) = batch {
         if !session.version().has(Feature::Batches) {
             return bad_request(format!(

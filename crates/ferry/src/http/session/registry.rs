@@ -81,6 +81,28 @@ impl Sessions {
         self.map().remove(id)
     }
 
+    /// End the least recently active session without a request since `initialize` and
+    /// without an open exchange, idle for longer than `grace`, if there is one.
+    pub(super) fn evict_unused(&self, grace: Duration) {
+        use std::sync::atomic::Ordering;
+        let mut map = self.map();
+        let oldest = map
+            .iter()
+            .filter(|(_, s)| {
+                !s.used.load(Ordering::Relaxed)
+                    && s.busy.load(Ordering::SeqCst) == 0
+                    && s.idle_for() > grace
+            })
+            .max_by_key(|(_, s)| s.idle_for())
+            .map(|(id, _)| id.clone());
+        let Some(session) = oldest.and_then(|id| map.remove(&id)) else {
+            return;
+        };
+        drop(map);
+        tracing::debug!(session = %session.id, "evicted: unused while the table was full");
+        session.close();
+    }
+
     /// End every idle-expired session.
     pub(super) fn sweep(&self, idle: Duration) {
         let expired: Vec<_> = {
@@ -103,10 +125,18 @@ impl Sessions {
 /// pass only every half idle time, at most 30 s): a new session is refused only when live
 /// ones fill the limit.
 pub(crate) fn make_room(shared: &Shared) {
-    if shared.sessions.len() + shared.legacy.len() >= shared.config.max_sessions {
+    let full = || shared.sessions.len() + shared.legacy.len() >= shared.config.max_sessions;
+    if full() {
         let idle = shared.config.session_idle_timeout;
         shared.sessions.sweep(idle);
         shared.legacy.sweep(idle);
+    }
+    // Still full: the oldest session that never made a request after `initialize` goes,
+    // once older than the grace (an `initialize` flood cannot hold the table).
+    if full() {
+        shared
+            .sessions
+            .evict_unused(shared.config.unused_session_grace);
     }
 }
 

@@ -85,6 +85,7 @@ pub(super) fn start(
         store: Arc::clone(&shared.sessions.store),
         closed: CancellationToken::new(),
         busy: AtomicUsize::new(0),
+        used: std::sync::atomic::AtomicBool::new(false),
         last_active: Mutex::new(Instant::now()),
         owner,
         replica: Replica::default(),
@@ -759,6 +760,7 @@ async fn adopt(
             return Err(unavailable(&e));
         }
     }
+    session.used.store(true, Ordering::Relaxed);
     tracing::debug!(session = %record.id, "adopted a session started elsewhere");
     shared
         .sessions

@@ -31,6 +31,9 @@ pub(super) struct Session {
     pub(super) closed: CancellationToken,
     /// Open HTTP exchanges (POSTs awaiting their answer, SSE streams).
     pub(super) busy: AtomicUsize,
+    /// Whether the client sent a request after `initialize` (or the session was adopted
+    /// for one): a full table evicts sessions that never did first.
+    pub(super) used: std::sync::atomic::AtomicBool,
     pub(super) last_active: Mutex<Instant>,
     /// The principal that started the session, if an authentication layer named one.
     pub(super) owner: Option<SessionOwner>,
@@ -84,6 +87,14 @@ impl Session {
 
     pub(super) fn touch(&self) {
         *self.last_active.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+    }
+
+    /// How long since the session's last activity.
+    pub(super) fn idle_for(&self) -> Duration {
+        self.last_active
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .elapsed()
     }
 
     pub(super) fn expired(&self, idle: Duration) -> bool {
