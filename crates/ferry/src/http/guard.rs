@@ -252,8 +252,23 @@ pub(crate) fn is_json(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
 }
 
-/// Read the body, at most `limit` bytes: 413 beyond it.
-pub(crate) async fn read_body(mut body: Body, limit: usize) -> Result<Bytes, Response> {
+/// Read the body within [`HttpConfig::max_body_bytes`] (413 beyond) and the connection
+/// limits' body-read timeout (408 after).
+pub(crate) async fn read_body(body: Body, config: &HttpConfig) -> Result<Bytes, Response> {
+    let limit = config.max_body_bytes;
+    let timeout = config.connections.body_read_timeout;
+    match tokio::time::timeout(timeout, read_limited(body, limit)).await {
+        Ok(read) => read,
+        Err(_) => Err(error_response(
+            StatusCode::REQUEST_TIMEOUT,
+            None,
+            ErrorObject::invalid_request(format!("the body did not arrive within {timeout:?}")),
+        )),
+    }
+}
+
+/// The body, at most `limit` bytes (413 beyond, under the id its head names).
+async fn read_limited(mut body: Body, limit: usize) -> Result<Bytes, Response> {
     use http_body_util::BodyExt as _;
     // The usual body is one frame, kept as it is; more are gathered.
     let mut first: Option<Bytes> = None;

@@ -508,7 +508,7 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
             ErrorObject::invalid_request("the body must be application/json"),
         );
     }
-    let bytes = match guard::read_body(body, shared.config.max_body_bytes).await {
+    let bytes = match guard::read_body(body, &shared.config).await {
         Ok(bytes) => bytes,
         Err(response) => return response,
     };

@@ -95,6 +95,7 @@ mod frame_kind;
 mod guard;
 mod headers;
 mod legacy;
+mod listen;
 mod owner;
 mod probe;
 mod session;
@@ -104,6 +105,7 @@ pub mod store;
 
 pub use crate::engine::{Backend, Connection};
 pub use events::{EventStore, MemoryEventStore, ReplayError, StreamKey};
+pub use listen::ConnectionLimits;
 pub use owner::SessionOwner;
 
 use std::sync::Arc;
@@ -184,6 +186,10 @@ pub struct HttpConfig {
     /// and `_`; it tags the requests it sends clients, so their answers find it from any
     /// instance). Default: 16 random hex digits, new at every start.
     pub instance_id: Option<String>,
+    /// How [`serve`] bounds connections: how many at once, how long headers may take, how
+    /// long a shutdown waits (see [`ConnectionLimits`]). [`router`] alone leaves this to
+    /// whatever serves it.
+    pub connections: ConnectionLimits,
     /// Require OAuth bearer tokens (see [`auth`]). Default: none.
     #[cfg(feature = "http-auth")]
     pub auth: Option<Arc<auth::ResourceServer>>,
@@ -211,6 +217,7 @@ impl Default for HttpConfig {
             event_store: None,
             session_store: None,
             instance_id: None,
+            connections: ConnectionLimits::default(),
             #[cfg(feature = "http-auth")]
             auth: None,
         }
@@ -410,54 +417,52 @@ fn router_of(shared: Arc<Shared>) -> Router {
     router
 }
 
-/// Serve [`router`] on `listener` (with `TCP_NODELAY` on every accepted socket) until the
-/// listener fails.
+/// Serve [`router`] on `listener` (with `TCP_NODELAY` on every accepted socket, within
+/// [`HttpConfig::connections`]) until the listener fails.
 pub async fn serve(
     backend: impl Backend,
     listener: tokio::net::TcpListener,
     config: HttpConfig,
 ) -> std::io::Result<()> {
-    serve_router(router(backend, config), listener).await
+    let limits = config.connections;
+    serve_router_with(router(backend, config), listener, limits).await
 }
 
 /// Serve `router` (from [`router`] or [`router_with`], perhaps with layers of your own) on
-/// `listener`, with `TCP_NODELAY` on every accepted socket, until the listener fails.
+/// `listener`, with `TCP_NODELAY` on every accepted socket and the default
+/// [`ConnectionLimits`], until the listener fails.
 pub async fn serve_router(
     router: Router,
     listener: tokio::net::TcpListener,
 ) -> std::io::Result<()> {
-    use axum::serve::ListenerExt;
-    let listener = listener.tap_io(|socket| {
-        if let Err(e) = socket.set_nodelay(true) {
-            tracing::debug!("TCP_NODELAY failed: {e}");
-        }
-    });
-    axum::serve(listener, router).await
+    serve_router_with(router, listener, ConnectionLimits::default()).await
+}
+
+/// [`serve_router`] within `limits`.
+pub async fn serve_router_with(
+    router: Router,
+    listener: tokio::net::TcpListener,
+    limits: ConnectionLimits,
+) -> std::io::Result<()> {
+    listen::serve(router, listener, limits, std::future::pending(), || {}).await
 }
 
 /// [`serve`] until `signal` completes, then shut down gracefully: stop accepting, end
 /// every session (requests in flight still answer, within their engines' shutdown grace;
-/// then their SSE streams end) and
-/// wait for the connections to finish.
+/// then their SSE streams end) and wait for the connections to finish, at most
+/// [`ConnectionLimits::shutdown_timeout`].
 pub async fn serve_with_shutdown(
     backend: impl Backend,
     listener: tokio::net::TcpListener,
     config: HttpConfig,
     signal: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    use axum::serve::ListenerExt;
-    let listener = listener.tap_io(|socket| {
-        if let Err(e) = socket.set_nodelay(true) {
-            tracing::debug!("TCP_NODELAY failed: {e}");
-        }
-    });
+    let limits = config.connections;
     let shared = Shared::new(Arc::new(backend), config);
     let sessions = Arc::clone(&shared);
-    axum::serve(listener, router_of(shared))
-        .with_graceful_shutdown(async move {
-            signal.await;
-            sessions.sessions.shutdown();
-            sessions.legacy.shutdown();
-        })
-        .await
+    listen::serve(router_of(shared), listener, limits, signal, move || {
+        sessions.sessions.shutdown();
+        sessions.legacy.shutdown();
+    })
+    .await
 }

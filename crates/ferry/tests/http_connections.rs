@@ -1,0 +1,169 @@
+//! The HTTP server's connections are bounded, over real sockets on 127.0.0.1: half-open
+//! requests (headers never finished) and idle keep-alive connections are closed after the
+//! header-read timeout while normal requests are served; past the connection limit a new
+//! connection gets 503 and is closed; a shutdown ends in bounded time whatever the peers do.
+
+use std::time::{Duration, Instant};
+
+use ferry::http::{ConnectionLimits, HttpConfig};
+use ferry::server::Server;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+fn config(limits: ConnectionLimits) -> HttpConfig {
+    HttpConfig {
+        connections: limits,
+        ..HttpConfig::default()
+    }
+}
+
+/// Read until the peer closes; what was read, or `None` if still open after `wait`.
+async fn closed_within(stream: &mut TcpStream, wait: Duration) -> Option<String> {
+    let mut got = Vec::new();
+    let read = tokio::time::timeout(wait, stream.read_to_end(&mut got)).await;
+    read.ok()
+        .map(|_| String::from_utf8_lossy(&got).into_owned())
+}
+
+async fn ping(address: &str) -> String {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = TcpStream::connect(address).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    closed_within(&mut stream, Duration::from_secs(10))
+        .await
+        .expect("answered and closed")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_open_and_idle_connections_are_closed_after_the_header_timeout() {
+    let limits = ConnectionLimits {
+        header_read_timeout: Duration::from_millis(300),
+        ..ConnectionLimits::default()
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let server = Server::builder("limits", "1").build();
+    tokio::spawn(ferry::http::serve(server, listener, config(limits)));
+
+    // 100 requests whose headers never end, and 20 connections that say nothing.
+    let mut half_open = Vec::new();
+    for n in 0..120 {
+        let mut stream = TcpStream::connect(&address).await.unwrap();
+        if n < 100 {
+            stream
+                .write_all(format!("POST /mcp HTTP/1.1\r\nHost: {address}\r\nX-Slow: ").as_bytes())
+                .await
+                .unwrap();
+        }
+        half_open.push(stream);
+    }
+    // A normal request is served meanwhile.
+    assert!(ping(&address).await.starts_with("HTTP/1.1 200"));
+    let started = Instant::now();
+    for stream in &mut half_open {
+        closed_within(stream, Duration::from_secs(5))
+            .await
+            .expect("closed by the server");
+    }
+    eprintln!(
+        "120 half-open connections closed {:?} after the check began",
+        started.elapsed()
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_connection_limit_a_connection_gets_503_and_is_closed() {
+    let limits = ConnectionLimits {
+        max_connections: 4,
+        header_read_timeout: Duration::from_secs(30),
+        ..ConnectionLimits::default()
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let server = Server::builder("limits", "1").build();
+    tokio::spawn(ferry::http::serve(server, listener, config(limits)));
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        held.push(TcpStream::connect(&address).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let answer = ping(&address).await;
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.contains("too many connections"), "{answer}");
+    // One freed: served again.
+    drop(held.pop());
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(ping(&address).await.starts_with("HTTP/1.1 200"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shutdown_ends_in_bounded_time_whatever_the_peers_do() {
+    let limits = ConnectionLimits {
+        header_read_timeout: Duration::from_secs(60),
+        shutdown_timeout: Duration::from_millis(500),
+        ..ConnectionLimits::default()
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let server = Server::builder("limits", "1").build();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(ferry::http::serve_with_shutdown(
+        server,
+        listener,
+        config(limits),
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    // A request whose headers never end holds its connection.
+    let mut stream = TcpStream::connect(&address).await.unwrap();
+    stream
+        .write_all(b"POST /mcp HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let started = Instant::now();
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(5), serving)
+        .await
+        .expect("the server stops")
+        .unwrap()
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_never_finishes_gets_408() {
+    let limits = ConnectionLimits {
+        body_read_timeout: Duration::from_millis(200),
+        ..ConnectionLimits::default()
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let server = Server::builder("limits", "1").build();
+    tokio::spawn(ferry::http::serve(server, listener, config(limits)));
+    let mut stream = TcpStream::connect(&address).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{{\"jsonrpc\""
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = vec![0u8; 512];
+    let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut answer))
+        .await
+        .expect("answered in time")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer[..n]);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+}
