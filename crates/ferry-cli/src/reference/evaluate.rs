@@ -98,8 +98,8 @@ struct EvaluateArgs {
 /// Register `evaluate`, with its own session store.
 pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
     let sessions = Arc::new(Sessions::new(MAX_SESSIONS));
-    // Made by the first evaluation: ~0.7M instructions (and as many to drop it at exit)
-    // that a server whose clients never evaluate would spend at every start.
+    // Made by the first evaluation: building it (and dropping it at exit) is a large part
+    // of the start-up, which a server whose clients never evaluate should not pay.
     let package = Arc::new(OnceLock::new());
     builder.tool(
         "evaluate",

@@ -116,7 +116,7 @@ impl ResultResponse<RawJson> {
     /// Append the JSON of a result response for request `id` with the raw `result` to
     /// `out`: the bytes `serde_json::to_writer(out, &ResultResponse::new(id, result))`
     /// writes, without the serializer (its member names and `"2.0"` each took a pass
-    /// through the string escaper: ~300 instructions of every response). `result` must be
+    /// through the string escaper, on every response). `result` must be
     /// one JSON text (a [`RawValue`]'s, say); it is copied as it is.
     pub fn write(out: &mut Vec<u8>, id: &RequestId, result: &str) {
         out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);

@@ -167,9 +167,8 @@ impl CallToolResult {
 
     /// The result as JSON text: exactly what `serde_json::to_string` writes, faster.
     /// Plain text blocks (most results are one) are written directly with an escaper that
-    /// tests eight bytes at a time; the rest goes through serde. (With the engine sending
-    /// the text as it is, a call of the echo benchmark went from 13.5k to 12.3k
-    /// instructions, callgrind.)
+    /// tests eight bytes at a time; the rest goes through serde (the engine then sends the
+    /// text as it is; bench/results/profile.md has the measurement).
     pub fn to_json(&self) -> serde_json::Result<String> {
         let text: usize = self.content.iter().map(text_len).sum();
         // Room for the members and, after them, for a response's envelope (see

@@ -5,8 +5,7 @@
 //! clone, drop and `is_cancelled` locks the node's mutex. A request's token is made, cloned
 //! twice (the in-flight table, the handler's context), checked and dropped three times on
 //! every call. A request needs no tree: here a clone or drop is one atomic count, a check
-//! one atomic load. Measured on a pipelined stdio `tools/call` (callgrind, bench/README
-//! "Profile"): 10,427 -> 9,959 instructions per call, 657 -> 629 hot 64-byte code lines.
+//! one atomic load (bench/README "Profile" has the measurement).
 
 use std::fmt;
 use std::sync::Arc;

@@ -4,8 +4,8 @@
 //!
 //! Why both: a response queued on the channel wakes the writer task, which is scheduled
 //! and polled to write it, where the response could have been written where it was made:
-//! written inline, a sequential `tools/call` takes ~1k instructions fewer (callgrind,
-//! release build: 10.46k -> 9.49k; the system calls are the same).
+//! written inline, a sequential `tools/call` skips the writer task's wake-up and poll (the
+//! system calls are the same; bench/results/profile.md has the figures).
 //! [`LineWriter::write_now`] does that when nothing else is waiting to be written (no
 //! frame queued, the task not busy): a non-blocking write; a frame the stream does not take
 //! whole is finished by the task before anything after it.
@@ -213,8 +213,7 @@ pub(crate) async fn write_lines<W: AsyncWrite + Unpin + Send>(
     // pages every process touched at start-up, for writes that are mostly one small frame.
     let mut buf = Vec::with_capacity(4 * 1024);
     // Every frame queued is taken at once: `recv_many` gives the queue's places back in
-    // one go, where a `recv` per frame took the channel semaphore's lock for each (~140
-    // instructions per pipelined response, callgrind).
+    // one go, where a `recv` per frame took the channel semaphore's lock for each.
     let mut frames = Vec::new();
     let closing = close.cancelled();
     tokio::pin!(closing);

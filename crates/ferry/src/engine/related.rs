@@ -24,8 +24,7 @@ thread_local! {
 ///
 /// A function around one poll rather than a future around the handler's: the engine polls
 /// the handler in its own loop (with its cancellation check and panic guard), where a
-/// wrapper future per concern moved the handler's future into each (~150 instructions and
-/// a dozen cache lines of moves per request).
+/// wrapper future per concern moved the handler's future into each, on every request.
 pub(crate) fn serving<R>(id: Option<&mut RequestId>, poll: impl FnOnce() -> R) -> R {
     let Some(id) = id else {
         return poll();

@@ -4,8 +4,8 @@
 //!
 //! The engine writes `jsonrpc`, then `id`, then `result` or `error`: once `result` follows
 //! an id, the rest (the whole result, which a derived struct would skim to its end) is not
-//! read. Measured on a stateless-era `tools/call`: a derived `{id, method, error}` struct
-//! took ~3.5k instructions per response, most of them skimming the result. Any other order
+//! read: a derived `{id, method, error}` struct spent most of its work skimming the result
+//! (bench/results/profile.md). Any other order
 //! is read to the end and answers the same.
 
 use std::fmt;

@@ -29,8 +29,8 @@ use crate::engine::OVERSIZED_HEAD;
 /// (421); answer CORS preflights and add CORS headers for allowed origins.
 ///
 /// A tower layer written out rather than `axum::middleware::from_fn`, which boxes every
-/// request's future and runs the route behind a `Next`: that cost ~5.1k of the ~65k
-/// instructions of a session-era POST (callgrind under the bench's load). Here a request
+/// request's future and runs the route behind a `Next`: a measurable share of every
+/// session-era POST (bench/results/profile.md). Here a request
 /// without `Origin` (not from a browser) costs the header checks and nothing else.
 #[derive(Clone)]
 pub(crate) struct GuardLayer(pub(crate) Arc<Shared>);

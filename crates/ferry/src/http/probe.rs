@@ -1,8 +1,8 @@
 //! The usual stateless-era request's `params` read in one borrowed, typed pass: what the
 //! HTTP layer needs of them (`_meta`'s version and stream options, and the members its
 //! `Mcp-*` headers are checked against) without building a `serde_json::Value`. A `Value`
-//! of the whole body was 19k of the 114k instructions of a stateless `tools/call` (its
-//! `_meta` carries the client's capabilities and identity on every request); reading the
+//! of the whole body was a sixth of a stateless `tools/call`'s work (its `_meta` carries
+//! the client's capabilities and identity on every request); reading the
 //! envelope with the engine's classification, handed on to the engine, and `params` here
 //! in one pass took the rest of the double reading away.
 //!

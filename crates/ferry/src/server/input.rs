@@ -96,7 +96,7 @@ pub(crate) struct Binding {
     pub(crate) method: &'static str,
     /// The parts of the request the state is bound to (a tool's name and arguments, say),
     /// hashed into [`Binding::digest`] only when a state is opened or sealed: most requests
-    /// never ask for input, and the hash was ~7k instructions of every stateless call.
+    /// never ask for input, and the hash was a large share of every stateless call.
     salient: Vec<Salient>,
     digest: std::sync::OnceLock<String>,
     pub(crate) principal: Option<String>,
@@ -109,7 +109,7 @@ pub(crate) enum Salient {
     Value(Value),
     /// JSON text as it came (a tool's raw arguments), read into a value only for the
     /// digest: building a `Value` of every stateless call's arguments, for the few that ask
-    /// for input, was ~2k instructions of each (allocations for the map, keys and strings).
+    /// for input, cost each call allocations for the map, keys and strings.
     Json(String),
 }
 

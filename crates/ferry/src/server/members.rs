@@ -2,17 +2,16 @@
 //! text instead of parsing it again.
 //!
 //! A `tools/call`'s params are checked once by the classification (serde_json skims the
-//! whole message) and were then parsed again by serde to find `name` and `arguments`:
-//! ~1,000 instructions of the echo benchmark's ~12,000 per call (callgrind), for a few
-//! member names and the spans of their values. This scan does it in ~200. It relies on
+//! whole message) and were then parsed again by serde to find `name` and `arguments`: a
+//! twelfth of the echo benchmark's work per call, for a few member names and the spans of
+//! their values; this scan takes a fifth of that (bench/results/profile.md). It relies on
 //! the text being valid JSON, and declines (`None`) whatever it does not read the way
 //! serde would (a key with an escape, a member given twice, not an object): the caller
 //! then parses with serde, which decides.
 //!
 //! On the way it notes whether a value has an escape or an exponent, the only places
-//! where parsing valid JSON into a map can still fail (see `call_params`): two more
-//! passes over the tool's arguments to learn it were ~170 instructions and 12 lines of
-//! hot code per call (callgrind, `bench/hot_lines.py`).
+//! where parsing valid JSON into a map can still fail (see `call_params`), which spares
+//! two more passes over the tool's arguments on every call.
 
 /// Where a member's value is in the object's text, and what the scan saw in it.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -71,7 +71,7 @@ impl<T: Clone> Registry<T> {
     /// Apply `edit` and publish the result; returns `edit`'s answer. The entries are
     /// copied only while a snapshot of them is held (`Arc::make_mut`): a builder adding
     /// tools one by one edits in place (copying on every edit made building a server of
-    /// n tools O(n²): ~1M of the 4.8M instructions of `ferry serve`'s start with 17).
+    /// n tools O(n²)).
     pub(crate) fn edit<R>(&self, edit: impl FnOnce(&mut Entries<T>) -> R) -> R {
         let mut current = self.current.write().unwrap_or_else(|e| e.into_inner());
         let answer = edit(Arc::make_mut(&mut current.entries));

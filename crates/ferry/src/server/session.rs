@@ -108,8 +108,8 @@ impl Drop for Session {
 /// Serve one stateless-era request on a connection of its own (the HTTP layer runs each
 /// so): the engine alone. Without the change forwarding of [`serve`] (a stateless-era
 /// client hears changes through `subscriptions/listen`) no second task is needed, nor a
-/// subscription to the server's changes: ~3k instructions of each request (a tokio task
-/// is a 128-byte-aligned allocation, which glibc serves on its slow path).
+/// subscription to the server's changes (a tokio task is a 128-byte-aligned allocation,
+/// which glibc serves on its slow path).
 pub(crate) fn serve_request(server: Server, transport: Transport) {
     let config = server.inner.engine.clone();
     let session = Arc::new(Session::new(server, true));
@@ -796,8 +796,7 @@ mod tests {
 
     /// A `tools/call`'s future is allocated and freed on every call: it stays within
     /// glibc's per-thread cache of small blocks (tcache, up to 1032 bytes), past which
-    /// every call takes malloc's slow path (~300 instructions more; 1072 bytes were tried).
-    /// 936 bytes at 38f7690.
+    /// every call takes malloc's slow path.
     #[test]
     fn a_tool_call_future_fits_the_allocator_cache() {
         #[derive(serde::Deserialize, schemars::JsonSchema)]

@@ -33,8 +33,8 @@ pub(crate) type ToolFn =
 pub(crate) enum ToolOutcome {
     /// The tool ran (successfully or not: failures are results with `isError`): its result
     /// shaped for the call's revision and written as JSON where the tool's future ends.
-    /// (A `CallToolResult` is ~400 bytes: returned as such, it was copied at each of the
-    /// three futures it came out through, ~300 instructions per call.)
+    /// (A `CallToolResult` is several hundred bytes: returned as such, it was copied at
+    /// each of the three futures it came out through.)
     Result {
         /// The answer to send.
         answer: HandlerResult,
@@ -133,8 +133,7 @@ impl ToolEntry {
     /// The whole description, schemas included. A typed tool's schemas are derived here,
     /// on first use (`tools/list`, the stateless era's header check), not when the tool is
     /// registered: schemars and `serde_json`'s maps then run after `initialize` is
-    /// answered, not before (an echo server's start: 395k -> 379k instructions), and a
-    /// server of many tools starts without deriving them all.
+    /// answered, not before, and a server of many tools starts without deriving them all.
     pub(crate) fn tool(&self) -> &Tool {
         match self.schemas {
             None => &self.head,

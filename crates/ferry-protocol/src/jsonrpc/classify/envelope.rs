@@ -1,9 +1,9 @@
 //! The usual request or notification, its envelope read by hand.
 //!
 //! Why not serde's derive: reading the envelope of a `tools/call` (`jsonrpc`, `id`,
-//! `method`, the keys) through a derived `Deserialize` took ~1.7k instructions per message
-//! (callgrind, release build), ~100 for each key and string value in serde_json's string
-//! reader alone: about a seventh of all the work a server does per call. The envelope has
+//! `method`, the keys) through a derived `Deserialize` cost about a seventh of all the
+//! work a server does per call, most of it in serde_json's string reader (figures in
+//! bench/results/profile.md). The envelope has
 //! four known keys and short values, so this reads them directly and leaves the one value
 //! that needs a full JSON reader, `params`, to the skim of [`skim`](super::skim) (serde_json
 //! where that declines). The figures after the change are in bench/results/profile.md.
@@ -111,7 +111,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// One of the known keys, quotes included (matched as they are spelled: compared, not
-    /// read as strings first, ~40 instructions less per key).
+    /// read as strings first, which is cheaper per key).
     fn key(&mut self) -> Option<Key> {
         let rest = self.bytes().get(self.pos..)?;
         let (key, spelled): (_, &[u8]) = match rest.get(1)? {

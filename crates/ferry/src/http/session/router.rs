@@ -164,8 +164,8 @@ pub(super) fn classify(frame: &[u8]) -> Kind {
 /// The id of a response as the engine writes it — `{"jsonrpc":"2.0","id":ID,"result":`
 /// (or `"error":`) and the rest — read from the frame's head; `None` for any other shape,
 /// which [`classify`]'s general probe then reads. That probe parses the whole frame
-/// (skimming the result): ~3.5k of the ~63k instructions of a session-era request
-/// (callgrind, bench load); this reads the first few bytes. Not a JSON parser: the id's
+/// (skimming the result), a visible share of a session-era request; this reads the first
+/// few bytes. Not a JSON parser: the id's
 /// bytes (a number, or a string without escapes) go to serde.
 fn engine_response_id(frame: &[u8]) -> Option<RequestId> {
     let rest = frame.strip_prefix(br#"{"jsonrpc":"2.0","id":"#)?;

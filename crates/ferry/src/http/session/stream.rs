@@ -1,9 +1,9 @@
 //! The channel from the router to one HTTP stream.
 //!
 //! Most POST streams carry one message, their response. A tokio `mpsc` channel allocates a
-//! block of 32 slots (~1.6 KB) and its shared state (~0.5 KB) up front, and creating,
-//! reading and dropping it were ~2.5k of the ~52k instructions of a session-era request
-//! (callgrind, bench load). So a POST stream starts with a `oneshot`; the first event that
+//! block of 32 slots and its shared state up front, and creating, reading and dropping it
+//! were a visible share of a session-era request (bench/results/profile.md). So a POST
+//! stream starts with a `oneshot`; the first event that
 //! is not the stream's last switches it to an `mpsc` channel of [`STREAM_QUEUE`] events,
 //! whose receiver goes through the `oneshot`. The standalone (GET) stream is an `mpsc`
 //! channel from the start.
