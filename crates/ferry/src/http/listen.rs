@@ -24,7 +24,9 @@ pub struct ConnectionLimits {
     /// the usual 1,024 open-file limit, which the sessions' own needs share).
     pub max_connections: usize,
     /// How long a request's headers may take to arrive, counted from when the connection
-    /// waits for them (so it also ends a keep-alive connection left idle). Default: 10 s.
+    /// waits for them (so it also ends a keep-alive connection left idle). Default: 30 s:
+    /// longer than the waits clients commonly make between two requests on one pooled
+    /// connection (a close that races a client's next request on it fails that request).
     pub header_read_timeout: Duration,
     /// How long a graceful shutdown waits for connections still open before it drops them.
     /// Default: 30 s.
@@ -38,7 +40,7 @@ impl Default for ConnectionLimits {
     fn default() -> Self {
         ConnectionLimits {
             max_connections: 512,
-            header_read_timeout: Duration::from_secs(10),
+            header_read_timeout: Duration::from_secs(30),
             shutdown_timeout: Duration::from_secs(30),
             body_read_timeout: Duration::from_secs(30),
         }
