@@ -124,11 +124,7 @@ async fn shared_key(store: &RedisSessionStore) -> Result<[u8; 32], String> {
 
 /// An `--instance-id`: 1 to 64 letters, digits, `-` and `_`.
 fn instance_id(id: &str) -> Result<String, String> {
-    let valid = (1..=64).contains(&id.len())
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-    if valid {
+    if ferry::http::store::valid_instance_id(id) {
         Ok(id.to_owned())
     } else {
         Err("1 to 64 letters, digits, '-' and '_'".to_owned())

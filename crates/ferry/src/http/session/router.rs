@@ -116,7 +116,8 @@ impl Routing {
 pub(super) enum Kind {
     Responses(Vec<RequestId>),
     Progress(String),
-    FromHandler,
+    /// A request (`true`: it gets an answer) or a log message a handler sends.
+    FromHandler(bool),
     Other,
 }
 
@@ -156,7 +157,8 @@ pub(super) fn classify(frame: &[u8]) -> Kind {
                 None => Kind::Other,
             }
         }
-        (Some("notifications/message"), None) | (Some(_), Some(_)) => Kind::FromHandler,
+        (Some("notifications/message"), None) => Kind::FromHandler(false),
+        (Some(_), Some(_)) => Kind::FromHandler(true),
         _ => Kind::Other,
     }
 }
@@ -238,7 +240,7 @@ impl Session {
         };
         // A shared session's requests to the client carry this instance's id.
         let frame = match (&kind, &self.instance) {
-            (Kind::FromHandler, Some(instance)) => super::shared::tag(instance, frame),
+            (Kind::FromHandler(true), Some(instance)) => super::shared::tag(instance, frame),
             _ => frame,
         };
         let target = match kind {
@@ -287,7 +289,7 @@ impl Session {
                 Some(stream) => *stream,
                 None => related.unwrap_or_else(|| fallback(&routing)),
             },
-            Kind::FromHandler => related.unwrap_or_else(|| {
+            Kind::FromHandler(_) => related.unwrap_or_else(|| {
                 let mut busy = routing.streams.iter().filter(|(_, s)| s.outstanding > 0);
                 match (busy.next(), busy.next()) {
                     (Some((stream, _)), None) => *stream,

@@ -442,8 +442,14 @@ impl SessionStore for MemorySessionStore {
     }
 }
 
-/// Whether `id` can name an instance: 1 to 64 letters, digits, `-` and `_`.
-pub(crate) fn valid_instance_id(id: &str) -> bool {
+/// Whether `id` can name an instance ([`HttpConfig::instance_id`](super::HttpConfig::instance_id)):
+/// 1 to 64 letters, digits, `-` and `_`.
+///
+/// ```
+/// assert!(ferry::http::store::valid_instance_id("eu-1"));
+/// assert!(!ferry::http::store::valid_instance_id("a:b"));
+/// ```
+pub fn valid_instance_id(id: &str) -> bool {
     (1..=64).contains(&id.len())
         && id
             .bytes()
