@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ferry::http::store::{
-    BusMessage, MemorySessionStore, RecordChange, RedisConfig, RedisSessionStore, SessionRecord,
-    SessionStore,
+    BusMessage, MAX_SHARED_TASKS, MemorySessionStore, RecordChange, RedisConfig, RedisSessionStore,
+    SessionRecord, SessionStore, TaskRecord,
 };
 
 /// A `redis-server` of this test's own, killed when dropped.
@@ -130,9 +130,103 @@ async fn contract(store: Arc<dyn SessionStore>) {
     assert_eq!(next(&mut one).await, "for all", "not another's message");
 }
 
+fn task(id: &str, ended: bool, outcome: Option<&str>) -> TaskRecord {
+    TaskRecord {
+        id: id.into(),
+        ended,
+        task: format!("{{\"taskId\":\"{id}\",\"ended\":{ended}}}"),
+        outcome: outcome.map(str::to_owned),
+        instance: "one".into(),
+    }
+}
+
+/// The tasks' contract, on any store.
+async fn task_contract(store: Arc<dyn SessionStore>) {
+    let ttl = Duration::from_millis(500);
+    assert_eq!(store.load_task("s", "t1").await.unwrap(), None);
+    assert!(store.list_tasks("s").await.unwrap().is_empty());
+    assert_eq!(
+        store
+            .save_task("s", &task("t0", true, Some("{}")), ttl)
+            .await
+            .unwrap(),
+        None,
+        "an end never makes a task"
+    );
+
+    let working = task("t1", false, None);
+    assert_eq!(
+        store.save_task("s", &working, ttl).await.unwrap(),
+        Some(working.clone())
+    );
+    let done = task("t1", true, Some(r#"{"result":{"content":[]}}"#));
+    assert_eq!(
+        store.save_task("s", &done, ttl).await.unwrap(),
+        Some(done.clone())
+    );
+    assert_eq!(
+        store.save_task("s", &working, ttl).await.unwrap(),
+        Some(done.clone()),
+        "an ended task stays ended"
+    );
+    assert_eq!(
+        store.load_task("s", "t1").await.unwrap(),
+        Some(done.clone())
+    );
+    assert_eq!(store.load_task("other", "t1").await.unwrap(), None);
+    store
+        .save_task("s", &task("t2", false, None), Duration::from_secs(60))
+        .await
+        .unwrap();
+    let listed: Vec<(String, bool, Option<String>)> = store
+        .list_tasks("s")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| (t.id, t.ended, t.outcome))
+        .collect();
+    assert_eq!(
+        listed,
+        vec![("t1".into(), true, None), ("t2".into(), false, None)],
+        "oldest first, without outcomes"
+    );
+    // Retention counts from creation: t1 goes, t2 stays.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(store.load_task("s", "t1").await.unwrap(), None, "expired");
+    let listed = store.list_tasks("s").await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].id, "t2");
+
+    // Bounded per session: the oldest go.
+    for i in 0..MAX_SHARED_TASKS + 5 {
+        store
+            .save_task(
+                "many",
+                &task(&format!("m{i}"), false, None),
+                Duration::from_secs(60),
+            )
+            .await
+            .unwrap();
+    }
+    let listed = store.list_tasks("many").await.unwrap();
+    assert_eq!(listed.len(), MAX_SHARED_TASKS);
+    assert_eq!(listed[0].id, "m5");
+    assert_eq!(store.load_task("many", "m0").await.unwrap(), None);
+
+    // A session's end takes its tasks.
+    store
+        .create(&record("s"), Duration::from_secs(60))
+        .await
+        .unwrap();
+    store.remove("s").await.unwrap();
+    assert_eq!(store.load_task("s", "t2").await.unwrap(), None);
+    assert!(store.list_tasks("s").await.unwrap().is_empty());
+}
+
 #[tokio::test]
 async fn the_memory_store_keeps_the_contract() {
     contract(Arc::new(MemorySessionStore::new())).await;
+    task_contract(Arc::new(MemorySessionStore::new())).await;
 }
 
 #[tokio::test]
@@ -141,6 +235,7 @@ async fn the_redis_store_keeps_the_contract() {
     let url = format!("redis://127.0.0.1:{}/0", redis.port);
     let store = RedisSessionStore::new(RedisConfig::new(url.as_str()).prefix("t1:")).unwrap();
     contract(Arc::new(store.clone())).await;
+    task_contract(Arc::new(store.clone())).await;
 
     // Every instance gets the same secret; another prefix another one.
     let other = RedisSessionStore::new(RedisConfig::new(url.as_str()).prefix("t1:")).unwrap();

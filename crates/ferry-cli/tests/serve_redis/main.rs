@@ -670,3 +670,117 @@ async fn a_request_of_a_killed_instance_is_answered_with_an_error_on_resumption(
     assert_eq!(status, 200);
     assert_eq!(text(messages.last().unwrap()), "still here");
 }
+
+/// Tasks (2025-11-25) of a session shared by three instances: a countdown run as a task is
+/// polled, listed and awaited through the proxy (landing on every instance), cancelled
+/// from an instance other than its own, and reported failed once its instance is killed.
+#[tokio::test]
+async fn tasks_are_served_by_every_instance() {
+    let redis = Redis::start();
+    let prefix = prefix("tasks");
+    let mut instances: Vec<Instance> = (0..3)
+        .map(|i| Instance::start(&redis.url(), &prefix, &["--instance-id", &format!("t{i}")]))
+        .collect();
+    let ports: Vec<u16> = instances.iter().map(Instance::port).collect();
+    let nginx = Nginx::start(&ports);
+    let proxy = nginx.url();
+    let session = Session::open_at(&proxy, "2025-11-25").await;
+    let request = |id: u64, method: &str, params: serde_json::Value| json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    let answer = |messages: Vec<serde_json::Value>, id: u64| {
+        messages
+            .into_iter()
+            .find(|m| m["id"] == id)
+            .expect("the response")
+    };
+    let start = |url: String, steps: u32| {
+        let session = &session;
+        async move {
+            let body = request(
+                1,
+                "tools/call",
+                json!({"name": "countdown",
+                "arguments": {"steps": steps, "interval_ms": 100}, "task": {"ttl": 60_000}}),
+            );
+            let (status, messages) = session.send(&url, &body).await.unwrap();
+            assert_eq!(status, 200);
+            let created = answer(messages, 1);
+            assert_eq!(created["result"]["task"]["status"], "working", "{created}");
+            created["result"]["task"]["taskId"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        }
+    };
+    let task_call = |url: String, id: u64, method: &'static str, task: String| {
+        let session = &session;
+        async move {
+            let body = request(id, method, json!({"taskId": task}));
+            let (status, messages) = session.send(&url, &body).await.unwrap();
+            assert_eq!(status, 200, "{method}");
+            answer(messages, id)
+        }
+    };
+
+    // Through the proxy: every poll may land on another instance.
+    let task = start(proxy.clone(), 10).await;
+    for id in 10..16 {
+        let got = task_call(proxy.clone(), id, "tasks/get", task.clone()).await;
+        let status = got["result"]["status"].as_str().unwrap_or_default();
+        assert!(["working", "completed"].contains(&status), "{got}");
+    }
+    let result = task_call(proxy.clone(), 20, "tasks/result", task.clone()).await;
+    assert_eq!(text(&result), "counted 10 steps", "{result}");
+    let listed = session
+        .send(&proxy, &request(21, "tasks/list", json!({})))
+        .await
+        .unwrap();
+    let listed = answer(listed.1, 21);
+    assert_eq!(
+        listed["result"]["tasks"][0]["taskId"],
+        json!(task),
+        "{listed}"
+    );
+    assert_eq!(listed["result"]["tasks"][0]["status"], "completed");
+
+    // Cancelled from another instance than its own.
+    let long = start(instances[1].url(), 1000).await;
+    let cancelled = task_call(instances[2].url(), 30, "tasks/cancel", long.clone()).await;
+    assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
+    let got = task_call(instances[1].url(), 31, "tasks/get", long.clone()).await;
+    assert_eq!(got["result"]["status"], "cancelled", "{got}");
+
+    // Its instance killed, a task is failed elsewhere (once the instance's heartbeat
+    // expires), and awaiting it is an error, not a hang.
+    let orphan = start(instances[0].url(), 1000).await;
+    let key = format!("{prefix}task:{}:{orphan}", session.id);
+    assert_eq!(
+        redis.cli(&["HGET", &key, "instance"]).as_deref(),
+        Some("t0"),
+        "the task's record names its instance"
+    );
+    instances[0].kill();
+    let killed = Instant::now();
+    let waiting = task_call(instances[2].url(), 40, "tasks/result", orphan.clone());
+    let result = tokio::time::timeout(Duration::from_secs(20), waiting)
+        .await
+        .expect("tasks/result ends");
+    assert_eq!(result["error"]["code"], -32603, "{result}");
+    eprintln!(
+        "the orphan task failed {:?} after the kill",
+        killed.elapsed()
+    );
+    let got = task_call(instances[1].url(), 41, "tasks/get", orphan).await;
+    assert_eq!(got["result"]["status"], "failed", "{got}");
+
+    // The session's end takes its tasks from Redis.
+    let response = session
+        .http
+        .delete(instances[1].url())
+        .header("mcp-session-id", &session.id)
+        .header("mcp-protocol-version", session.revision)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(redis.keys(&format!("{prefix}task")), 0, "no task key left");
+}

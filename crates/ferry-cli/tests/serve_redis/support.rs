@@ -350,13 +350,19 @@ fn is_root() -> bool {
 pub struct Session {
     pub http: reqwest::Client,
     pub id: String,
+    /// The revision negotiated (sent as `MCP-Protocol-Version`).
+    pub revision: &'static str,
 }
 
 pub const REVISION: &str = "2025-06-18";
 
 pub fn initialize_body() -> Value {
+    initialize_at(REVISION)
+}
+
+fn initialize_at(revision: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": REVISION, "capabilities": {},
+        "protocolVersion": revision, "capabilities": {},
         "clientInfo": {"name": "redis-test", "version": "1"}}})
 }
 
@@ -364,6 +370,17 @@ pub fn post(
     http: &reqwest::Client,
     url: &str,
     session: Option<&str>,
+    body: &Value,
+) -> reqwest::RequestBuilder {
+    post_at(http, url, session, REVISION, body)
+}
+
+/// [`post`] in a session of `revision`.
+pub fn post_at(
+    http: &reqwest::Client,
+    url: &str,
+    session: Option<&str>,
+    revision: &str,
     body: &Value,
 ) -> reqwest::RequestBuilder {
     let mut request = http
@@ -375,15 +392,20 @@ pub fn post(
     if let Some(session) = session {
         request = request
             .header("mcp-session-id", session)
-            .header("mcp-protocol-version", REVISION);
+            .header("mcp-protocol-version", revision);
     }
     request
 }
 
 impl Session {
     pub async fn open(url: &str) -> Session {
+        Session::open_at(url, REVISION).await
+    }
+
+    /// A session of `revision`.
+    pub async fn open_at(url: &str, revision: &'static str) -> Session {
         let http = reqwest::Client::new();
-        let response = post(&http, url, None, &initialize_body())
+        let response = post_at(&http, url, None, revision, &initialize_at(revision))
             .send()
             .await
             .expect("initialize");
@@ -393,18 +415,18 @@ impl Session {
             .unwrap()
             .to_owned();
         let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        let response = post(&http, url, Some(&id), &initialized)
+        let response = post_at(&http, url, Some(&id), revision, &initialized)
             .send()
             .await
             .unwrap();
         assert_eq!(response.status(), 202);
-        Session { http, id }
+        Session { http, id, revision }
     }
 
     /// POST `body` on the session; the status and every JSON-RPC message of the answer
     /// (one JSON body, or each SSE event's data).
     pub async fn send(&self, url: &str, body: &Value) -> Result<(u16, Vec<Value>), String> {
-        let response = post(&self.http, url, Some(&self.id), body)
+        let response = post_at(&self.http, url, Some(&self.id), self.revision, body)
             .send()
             .await
             .map_err(|e| e.to_string())?;

@@ -37,6 +37,7 @@ pub(crate) mod scan;
 pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 #[cfg(unix)]
 mod stdio;
+mod tasks;
 mod transport;
 
 use std::future::Future;
@@ -61,6 +62,7 @@ pub use related::RelatedSink;
 pub use result::ResultJson;
 #[cfg(unix)]
 pub use stdio::stdio;
+pub use tasks::{SharedTask, TaskShare};
 pub use transport::{
     Attachment, Classified, Frame, OVERSIZED_HEAD, Transport, TransportError, TransportEvent,
     Writer,

@@ -329,6 +329,7 @@ async fn forward(shared: &Shared, id: &str, data: &RequestData, bytes: &Bytes) -
         legacy: true,
         change: None,
         from: shared.instance.to_string(),
+        task: None,
     };
     match store.publish(&message).await {
         Ok(()) => accepted(),

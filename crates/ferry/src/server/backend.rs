@@ -1,6 +1,8 @@
 //! The server as the [`Backend`] of a transport that opens many connections (the HTTP
 //! server): the one place such a transport meets the server.
 
+use std::sync::Arc;
+
 use ferry_protocol::VersionSet;
 use ferry_protocol::types::JsonObject;
 
@@ -8,7 +10,7 @@ use tokio::sync::broadcast;
 
 use super::registry::Change;
 use super::{Server, session};
-use crate::engine::{Backend, BackendChange, Connection, Transport};
+use crate::engine::{Backend, BackendChange, Connection, TaskShare, Transport};
 
 impl Backend for Server {
     fn connect(&self, connection: Connection, transport: Transport) {
@@ -16,6 +18,20 @@ impl Backend for Server {
         match connection {
             Connection::Stateless => session::serve_request(self.clone(), transport),
             Connection::Session | Connection::Legacy => drop(self.serve(transport)),
+        }
+    }
+
+    fn connect_shared(
+        &self,
+        connection: Connection,
+        transport: Transport,
+        tasks: Arc<dyn TaskShare>,
+    ) {
+        match connection {
+            Connection::Stateless => session::serve_request(self.clone(), transport),
+            Connection::Session | Connection::Legacy => {
+                drop(session::serve(self.clone(), transport, Some(tasks)));
+            }
         }
     }
 

@@ -146,7 +146,7 @@ impl Server {
     /// Serve one connection. The returned handle's task ends when the client hangs up and
     /// everything queued for it has been written.
     pub fn serve(&self, transport: Transport) -> EngineHandle {
-        session::serve(self.clone(), transport)
+        session::serve(self.clone(), transport, None)
     }
 
     /// Serve this process's stdin and stdout until the client closes stdin.

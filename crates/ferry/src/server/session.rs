@@ -25,7 +25,7 @@ use super::reply::{Call, reply};
 use super::tasks::{self, Tasks};
 use super::{call_params, completion, listen, prompts, resources, tools};
 use crate::engine::{
-    Engine, EngineHandle, Handler, HandlerResult, Peer, RequestContext, Transport,
+    Engine, EngineHandle, Handler, HandlerResult, Peer, RequestContext, TaskShare, Transport,
 };
 
 /// What the session era negotiated on this connection. (Every connection keeps it for its
@@ -73,7 +73,8 @@ fn shared_client_capabilities(
 pub(crate) struct Session {
     server: Server,
     /// Tasks this connection created (2025-11-25); made by the first request that needs
-    /// them (most connections never do, and each keeps its state for its whole life).
+    /// them (most connections never do, and each keeps its state for its whole life), or
+    /// at the start where the transport shares them ([`serve`]'s `share`).
     tasks: std::sync::OnceLock<Tasks>,
     key: Arc<str>,
     state: Mutex<SessionState>,
@@ -118,11 +119,22 @@ pub(crate) fn serve_request(server: Server, transport: Transport) {
 }
 
 /// Serve one connection: the engine with a session handler, and a task that forwards the
-/// server's changes to it until it ends, then closes the connection's books.
-pub(crate) fn serve(server: Server, transport: Transport) -> EngineHandle {
+/// server's changes to it until it ends, then closes the connection's books. Its tasks
+/// are kept in `share` too, if given.
+pub(crate) fn serve(
+    server: Server,
+    transport: Transport,
+    share: Option<Arc<dyn TaskShare>>,
+) -> EngineHandle {
     let changes = server.inner.changes.subscribe();
     let config = server.inner.engine.clone();
-    let session = Arc::new(Session::new(server, false));
+    let session = Session::new(server, false);
+    if let Some(share) = share {
+        let _ = session
+            .tasks
+            .set(Arc::new(tasks::TaskStore::new(Some(share))));
+    }
+    let session = Arc::new(session);
     let engine = Engine::start(transport, Arc::clone(&session), config);
     let peer = engine.peer.clone();
     let mut engine_task = engine.task;
@@ -633,14 +645,9 @@ impl Session {
                     if let tools::Arguments::Object(object) = arguments {
                         params.arguments = object;
                     }
-                    return Ok(Routed::Answered(tasks::start(
-                        server,
-                        &call,
-                        self.tasks(),
-                        params,
-                        task,
-                        cx,
-                    )));
+                    return Ok(Routed::Later(Box::pin(async move {
+                        tasks::start(server, &call, self.tasks(), params, task, cx).await
+                    })));
                 }
                 return Ok(Routed::Tool(tools::call(
                     server,
@@ -697,16 +704,26 @@ impl Session {
                     completion::complete(server, &call, params, cx).await
                 })));
             }
-            ClientRequest::GetTask(p) => tasks::get(server, &call, self.tasks(), &p.task_id),
+            ClientRequest::GetTask(p) => {
+                return Ok(Routed::Later(Box::pin(async move {
+                    tasks::get(server, &call, self.tasks(), &p.task_id).await
+                })));
+            }
             ClientRequest::GetTaskPayload(p) => {
                 return Ok(Routed::Later(Box::pin(async move {
                     tasks::result(self.tasks(), &p.task_id).await
                 })));
             }
             ClientRequest::ListTasks(p) => {
-                tasks::list(server, &call, self.tasks(), p.cursor.as_deref())
+                return Ok(Routed::Later(Box::pin(async move {
+                    tasks::list(server, &call, self.tasks(), p.cursor.as_deref()).await
+                })));
             }
-            ClientRequest::CancelTask(p) => tasks::cancel(server, &call, self.tasks(), &p.task_id),
+            ClientRequest::CancelTask(p) => {
+                return Ok(Routed::Later(Box::pin(async move {
+                    tasks::cancel(server, &call, self.tasks(), &p.task_id).await
+                })));
+            }
             ClientRequest::SubscriptionsListen(params) => {
                 return Ok(Routed::Later(Box::pin(async move {
                     listen::listen(server, &call, params, cx).await

@@ -10,6 +10,11 @@
 //! at most [`MAX_TASK_TTL`] ([`DEFAULT_TASK_TTL`] when the client asks none); a task
 //! still running when its retention ends is cancelled, and every task is cancelled when
 //! its connection closes.
+//!
+//! A transport that shares its sessions with other instances of the server gives each
+//! session a [`TaskShare`]: tasks are then saved there when they start and when they end,
+//! and `tasks/get`, `tasks/list`, `tasks/cancel` and `tasks/result` read them there, so
+//! they work on every instance whichever one runs the task.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -31,7 +36,7 @@ use super::context::Context;
 use super::pagination::page;
 use super::reply::{Call, reply};
 use super::tools;
-use crate::engine::{Cancellation, HandlerResult, ResultJson};
+use crate::engine::{Cancellation, HandlerResult, ResultJson, SharedTask, TaskShare};
 
 /// Tasks one connection may have running at once.
 pub const MAX_ACTIVE_TASKS: usize = 64;
@@ -43,6 +48,8 @@ pub const MAX_TASK_TTL: Duration = Duration::from_secs(3600);
 pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(300);
 /// The polling interval suggested to clients.
 const POLL_INTERVAL_MS: u64 = 500;
+/// How often `tasks/result` reads a task running on another instance.
+const SHARED_POLL: Duration = Duration::from_millis(200);
 
 /// One task: its state, its outcome once finished, and how to stop it.
 struct Entry {
@@ -71,6 +78,10 @@ impl Entry {
     }
 }
 
+fn unknown(id: &str) -> ErrorObject {
+    ErrorObject::invalid_params(format!("no task {id:?}"))
+}
+
 fn terminal(status: TaskStatus) -> bool {
     matches!(
         status,
@@ -78,24 +89,32 @@ fn terminal(status: TaskStatus) -> bool {
     )
 }
 
-/// The tasks of one connection.
+/// The tasks of one connection: those running here, and where the session's tasks are
+/// shared, if they are.
 pub(crate) struct TaskStore {
     entries: Mutex<IndexMap<String, Arc<Entry>>>,
     /// Set when the connection ends; every task is cancelled then, and a task started
     /// after it at once.
     closed: AtomicBool,
+    share: Option<Arc<dyn TaskShare>>,
 }
 
 impl Default for TaskStore {
     fn default() -> Self {
-        TaskStore {
-            entries: Mutex::new(IndexMap::new()),
-            closed: AtomicBool::new(false),
-        }
+        TaskStore::new(None)
     }
 }
 
 impl TaskStore {
+    /// A connection's tasks, kept in `share` too when it is given.
+    pub(crate) fn new(share: Option<Arc<dyn TaskShare>>) -> Self {
+        TaskStore {
+            entries: Mutex::new(IndexMap::new()),
+            closed: AtomicBool::new(false),
+            share,
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, IndexMap<String, Arc<Entry>>> {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -115,10 +134,7 @@ impl TaskStore {
     fn get(&self, id: &str) -> Result<Arc<Entry>, ErrorObject> {
         let mut entries = self.lock();
         Self::purge(&mut entries);
-        entries
-            .get(id)
-            .cloned()
-            .ok_or_else(|| ErrorObject::invalid_params(format!("no task {id:?}")))
+        entries.get(id).cloned().ok_or_else(|| unknown(id))
     }
 
     /// Stop every task: the connection is gone.
@@ -182,8 +198,9 @@ fn task_id() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// `tools/call` with a task: create it, run the tool in the background, answer at once.
-pub(crate) fn start(
+/// `tools/call` with a task: create it, run the tool in the background, answer at once
+/// (once the task is shared, where it is).
+pub(crate) async fn start(
     server: &Server,
     call: &Call,
     store: &Arc<TaskStore>,
@@ -252,12 +269,24 @@ pub(crate) fn start(
             cancel.cancel();
         }
     }
+    if let Some(share) = &store.share {
+        let shared = SharedTask {
+            task: created.clone(),
+            outcome: None,
+        };
+        if let Err(error) = share.save(&shared).await {
+            store.lock().shift_remove(&id);
+            return Err(error);
+        }
+        share.running(&id, cancel.clone());
+    }
     // The tool runs past this request's response: its own cancellation, no progress.
     cx.cancel = cancel.clone();
     cx.progress = None;
     let server_for_task = server.clone();
     let call_for_task = *call;
     let peer = cx.peer.clone();
+    let share = store.share.clone();
     tokio::spawn(async move {
         let arguments = tools::Arguments::Object(params.arguments.take());
         let outcome = match tools::call(
@@ -274,7 +303,7 @@ pub(crate) fn start(
                 outcome = running => Some(outcome),
             },
         };
-        let task = finish(&entry, outcome);
+        let task = finish(&entry, outcome, share.as_deref()).await;
         let params = TaskStatusNotificationParams { task, meta: None };
         let _ = peer.notify("notifications/tasks/status", &params).await;
     });
@@ -288,30 +317,60 @@ pub(crate) fn start(
     )
 }
 
-/// Record a task's end (`None`: cancelled) and wake `tasks/result` waiters.
-fn finish(entry: &Entry, outcome: Option<HandlerResult>) -> Task {
+/// Record a task's end (`None`: cancelled), in the share first if there is one (which
+/// may have it cancelled already: then that is its end), and wake `tasks/result` waiters.
+async fn finish(
+    entry: &Entry,
+    outcome: Option<HandlerResult>,
+    share: Option<&dyn TaskShare>,
+) -> Task {
+    let current = entry.snapshot();
+    if terminal(current.status) {
+        entry.finished.send_replace(true);
+        return current;
+    }
+    let mut ended = SharedTask {
+        task: ended(current, &outcome),
+        outcome,
+    };
+    if let Some(share) = share {
+        match share.save(&ended).await {
+            Ok(kept) => ended = kept,
+            Err(error) => tracing::warn!(
+                "cannot share the end of task {}: {}",
+                ended.task.task_id,
+                error.message
+            ),
+        }
+    }
     let mut state = entry.lock();
     if !terminal(state.task.status) {
-        let (status, message) = match &outcome {
-            None => (
-                TaskStatus::Cancelled,
-                Some("The task was cancelled.".to_owned()),
-            ),
-            Some(Err(error)) => (TaskStatus::Failed, Some(error.message.clone())),
-            Some(Ok(raw)) if is_error_result(raw) => (
-                TaskStatus::Failed,
-                Some("The tool reported an error.".to_owned()),
-            ),
-            Some(Ok(_)) => (TaskStatus::Completed, None),
-        };
-        state.task.status = status;
-        state.task.status_message = message;
-        state.task.last_updated_at = now_rfc3339();
-        state.outcome = outcome;
+        state.task = ended.task;
+        state.outcome = ended.outcome;
     }
     let task = state.task.clone();
     drop(state);
     entry.finished.send_replace(true);
+    task
+}
+
+/// `task` ended with `outcome` (`None`: cancelled).
+fn ended(mut task: Task, outcome: &Option<HandlerResult>) -> Task {
+    let (status, message) = match outcome {
+        None => (
+            TaskStatus::Cancelled,
+            Some("The task was cancelled.".to_owned()),
+        ),
+        Some(Err(error)) => (TaskStatus::Failed, Some(error.message.clone())),
+        Some(Ok(raw)) if is_error_result(raw) => (
+            TaskStatus::Failed,
+            Some("The tool reported an error.".to_owned()),
+        ),
+        Some(Ok(_)) => (TaskStatus::Completed, None),
+    };
+    task.status = status;
+    task.status_message = message;
+    task.last_updated_at = now_rfc3339();
     task
 }
 
@@ -325,8 +384,16 @@ fn is_error_result(raw: &ResultJson) -> bool {
 }
 
 /// `tasks/get`.
-pub(crate) fn get(server: &Server, call: &Call, store: &TaskStore, id: &str) -> HandlerResult {
-    let task = store.get(id)?.snapshot();
+pub(crate) async fn get(
+    server: &Server,
+    call: &Call,
+    store: &TaskStore,
+    id: &str,
+) -> HandlerResult {
+    let task = match &store.share {
+        Some(share) => share.load(id).await?.ok_or_else(|| unknown(id))?.task,
+        None => store.get(id)?.snapshot(),
+    };
     reply(
         TaskResult { task, meta: None },
         call.version,
@@ -335,15 +402,40 @@ pub(crate) fn get(server: &Server, call: &Call, store: &TaskStore, id: &str) -> 
 }
 
 /// `tasks/cancel`: a finished task cannot be cancelled (`-32602`).
-pub(crate) fn cancel(server: &Server, call: &Call, store: &TaskStore, id: &str) -> HandlerResult {
-    let entry = store.get(id)?;
-    if entry.is_terminal() {
-        return Err(ErrorObject::invalid_params(format!(
-            "task {id:?} has already finished"
-        )));
-    }
-    entry.cancel.cancel();
-    let task = finish(&entry, None);
+pub(crate) async fn cancel(
+    server: &Server,
+    call: &Call,
+    store: &TaskStore,
+    id: &str,
+) -> HandlerResult {
+    let finished = || ErrorObject::invalid_params(format!("task {id:?} has already finished"));
+    let task = match &store.share {
+        Some(share) => {
+            let kept = share.load(id).await?.ok_or_else(|| unknown(id))?;
+            if kept.ended() {
+                return Err(finished());
+            }
+            let cancelled = SharedTask {
+                task: ended(kept.task, &None),
+                outcome: None,
+            };
+            let kept = share.save(&cancelled).await?;
+            if kept.task.status != TaskStatus::Cancelled {
+                return Err(finished());
+            }
+            // The runner, here or elsewhere, stops; its end finds the task cancelled.
+            share.stop(id).await;
+            kept.task
+        }
+        None => {
+            let entry = store.get(id)?;
+            if entry.is_terminal() {
+                return Err(finished());
+            }
+            entry.cancel.cancel();
+            finish(&entry, None, None).await
+        }
+    };
     reply(
         TaskResult { task, meta: None },
         call.version,
@@ -351,17 +443,21 @@ pub(crate) fn cancel(server: &Server, call: &Call, store: &TaskStore, id: &str) 
     )
 }
 
-/// `tasks/list`: this connection's tasks, oldest first.
-pub(crate) fn list(
+/// `tasks/list`: this connection's tasks (or the session's, where they are shared),
+/// oldest first.
+pub(crate) async fn list(
     server: &Server,
     call: &Call,
     store: &TaskStore,
     cursor: Option<&str>,
 ) -> HandlerResult {
-    let tasks: Vec<Task> = {
-        let mut entries = store.lock();
-        TaskStore::purge(&mut entries);
-        entries.values().map(|e| e.snapshot()).collect()
+    let tasks: Vec<Task> = match &store.share {
+        Some(share) => share.list().await?,
+        None => {
+            let mut entries = store.lock();
+            TaskStore::purge(&mut entries);
+            entries.values().map(|e| e.snapshot()).collect()
+        }
     };
     let page = page(tasks.len(), cursor, server.inner.page_size, "tasks", 0)?;
     reply(
@@ -378,10 +474,22 @@ pub(crate) fn list(
 /// `tasks/result`: wait until the task ends, then answer what its request would have
 /// (the tool's result, or its error), naming the task in `_meta`.
 pub(crate) async fn result(store: &TaskStore, id: &str) -> HandlerResult {
-    let entry = store.get(id)?;
-    let mut finished = entry.finished.subscribe();
-    let _ = finished.wait_for(|done| *done).await;
-    let outcome = entry.lock().outcome.clone();
+    let outcome = match (store.get(id), &store.share) {
+        // Running here (or ended here): its end is known here first.
+        (Ok(entry), _) => {
+            let mut finished = entry.finished.subscribe();
+            let _ = finished.wait_for(|done| *done).await;
+            entry.lock().outcome.clone()
+        }
+        (Err(error), None) => return Err(error),
+        (Err(_), Some(share)) => loop {
+            let kept = share.load(id).await?.ok_or_else(|| unknown(id))?;
+            if kept.ended() {
+                break kept.outcome;
+            }
+            tokio::time::sleep(SHARED_POLL).await;
+        },
+    };
     match outcome {
         None => Err(ErrorObject::invalid_params(format!(
             "task {id:?} was cancelled: it has no result"

@@ -64,7 +64,8 @@
 
 //! **Files.** `registry` (every session, expiry, shutdown), `state` (one session),
 //! `router` (which stream a message takes), `stream` (the channel to one HTTP stream),
-//! `shared` (sessions shared with other instances: adoption, records), `post` (`initialize`
+//! `shared` (sessions shared with other instances: adoption, records), `tasks` (their
+//! tasks in the session store), `post` (`initialize`
 //! and later POSTs),
 //! `answer` (JSON or SSE answers, keep-alives, polling), `get_stream` (GET and
 //! resumption), `delete`, `checks` (session lookup, version rules, refusals).
@@ -85,6 +86,7 @@ mod shared;
 pub(crate) use shared::listen;
 mod state;
 mod stream;
+mod tasks;
 
 use axum::http::{HeaderMap, HeaderName};
 use ferry_protocol::types::keys;

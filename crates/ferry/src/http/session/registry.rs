@@ -23,6 +23,8 @@ pub(crate) struct Sessions {
     /// With a session store: the events to write behind for other instances (see
     /// `shared::share`), made by the listener.
     pub(super) outbox: std::sync::OnceLock<super::shared::Outbox>,
+    /// With a session store: the shared sessions' tasks running here.
+    pub(super) running_tasks: Arc<super::tasks::RunningTasks>,
 }
 
 impl Sessions {
@@ -35,6 +37,7 @@ impl Sessions {
             adopting: tokio::sync::Mutex::new(()),
             listening: tokio::sync::OnceCell::new(),
             outbox: std::sync::OnceLock::new(),
+            running_tasks: Arc::default(),
         }
     }
 

@@ -21,6 +21,7 @@ use super::answer::{Ends, sse_response};
 use super::checks::{bad_request, missing_session, standalone_conflict, unknown_session};
 use super::router::{Delivery, Routing, run_router};
 use super::state::{Applied, Busy, Replica, Session};
+use super::tasks::StoreTasks;
 use crate::engine::{BackendChange, RelatedSink, Transport};
 use crate::http::events;
 use crate::http::owner::SessionOwner;
@@ -103,10 +104,20 @@ pub(super) fn start(
         }
     });
     // The engine ends once its input closes (`Session::close`); the router after it.
-    shared.backend.connect(
-        Connection::Session,
-        Transport::new(incoming, outgoing).with_related(related),
-    );
+    let transport = Transport::new(incoming, outgoing).with_related(related);
+    match &shared.config.session_store {
+        Some(store) => shared.backend.connect_shared(
+            Connection::Session,
+            transport,
+            Arc::new(StoreTasks {
+                store: Arc::clone(store),
+                session: session.id.clone(),
+                instance: Arc::clone(&shared.instance),
+                running: Arc::clone(&shared.sessions.running_tasks),
+            }),
+        ),
+        None => shared.backend.connect(Connection::Session, transport),
+    }
     tokio::spawn(run_router(Arc::clone(&session), from_engine));
     Ok(session)
 }
@@ -356,6 +367,7 @@ async fn tell_changes(
             legacy: false,
             change: Some(change),
             from: instance.clone(),
+            task: None,
         };
         if let Err(e) = store.publish(&message).await {
             tracing::warn!("cannot tell the other instances of a change: {e}");
@@ -364,8 +376,13 @@ async fn tell_changes(
 }
 
 /// A message from another instance: the client's answer to a request this instance's
-/// engine sent, or a cancellation, for the session's engine here (if it has one).
+/// engine sent, or a cancellation, for the session's engine here (if it has one); or a
+/// task to stop, if it runs here.
 async fn deliver(shared: &Shared, message: BusMessage) {
+    if let Some(task) = &message.task {
+        shared.sessions.running_tasks.stop(&message.session, task);
+        return;
+    }
     if let Some(change) = message.change {
         if message.from != *shared.instance {
             shared.backend.changed_elsewhere(change);
@@ -482,6 +499,7 @@ fn bus_message(shared: &Shared, to: Option<String>, session: &str, frame: &[u8])
         legacy: false,
         change: None,
         from: shared.instance.to_string(),
+        task: None,
     }
 }
 

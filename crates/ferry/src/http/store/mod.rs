@@ -12,6 +12,9 @@
 //! a session whose record is gone (deleted on any instance, or idle past the expiry) is
 //! unknown everywhere (404).
 //!
+//! The store also keeps each session's tasks (2025-11-25 `tasks/*`, as [`TaskRecord`]s),
+//! so a task started on one instance is polled, awaited and cancelled on any.
+//!
 //! Two stores come with Ferry: [`MemorySessionStore`] (one process: routers sharing it
 //! behave as instances sharing Redis; tests use it) and, with feature `redis`,
 //! [`RedisSessionStore`]. Without a store (the default) sessions live in their
@@ -94,6 +97,33 @@ pub struct BusMessage {
     /// The instance that sent it.
     #[serde(default)]
     pub from: String,
+    /// Instead of a message: stop this task of the session, if it runs on the instance
+    /// that gets this.
+    #[serde(default)]
+    pub task: Option<String>,
+}
+
+/// The most tasks a store keeps per session (the oldest go first).
+pub const MAX_SHARED_TASKS: usize = 1024;
+
+/// The largest task outcome (its result or error as JSON text) a store keeps: a larger
+/// result is kept as a failure that says so.
+pub const MAX_SHARED_TASK_BYTES: usize = 4 * 1024 * 1024;
+
+/// A session's task as a store keeps it (see [`SessionStore::save_task`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskRecord {
+    /// The task id.
+    pub id: String,
+    /// Whether the task has ended (completed, failed or cancelled): an ended task is
+    /// never changed again.
+    pub ended: bool,
+    /// The task (its `Task` object as JSON text).
+    pub task: String,
+    /// Its outcome once ended, as JSON text: `{"result": ..}` or `{"error": ..}`.
+    pub outcome: Option<String>,
+    /// The instance running it.
+    pub instance: String,
 }
 
 /// The most events a shared stream log keeps (the oldest go first).
@@ -241,11 +271,38 @@ pub trait SessionStore: std::fmt::Debug + Send + Sync + 'static {
 
     /// Whether `instance`'s last heartbeat has not expired.
     fn alive<'a>(&'a self, instance: &'a str) -> BoxFuture<'a, Result<bool, StoreError>>;
+
+    /// Keep `task` of session `session` for `ttl` from its first save, unless the kept one
+    /// has ended (then it stays) or an ended task comes for one no longer kept (it is not
+    /// made again): the task as kept, or `None` when it is not kept. At most
+    /// [`MAX_SHARED_TASKS`] per session: saving a new one past that forgets the oldest.
+    fn save_task<'a>(
+        &'a self,
+        session: &'a str,
+        task: &'a TaskRecord,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>>;
+
+    /// Task `id` of session `session`, if it is kept.
+    fn load_task<'a>(
+        &'a self,
+        session: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>>;
+
+    /// The tasks of session `session`, oldest first, without their outcomes.
+    fn list_tasks<'a>(
+        &'a self,
+        session: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<TaskRecord>, StoreError>>;
 }
 
 /// How many bus messages wait for their instance to take them; more are dropped (each is
 /// a client's answer or a cancellation: a slow instance misses some rather than grow).
 pub const BUS_QUEUE: usize = 1024;
+
+/// One session's tasks in a [`MemorySessionStore`], oldest first, with their expiry.
+type SessionTasks = indexmap::IndexMap<String, (TaskRecord, Instant)>;
 
 /// A [`SessionStore`] in this process's memory: routers built with the same store share
 /// their sessions as instances sharing Redis do (each adopts the others' sessions).
@@ -256,6 +313,8 @@ pub struct MemorySessionStore {
     bus: broadcast::Sender<BusMessage>,
     streams: Mutex<HashMap<(String, u64), (StreamLog, Instant)>>,
     instances: Mutex<HashMap<String, Instant>>,
+    /// Each session's tasks, oldest first, with their expiry.
+    tasks: Mutex<HashMap<String, SessionTasks>>,
 }
 
 impl Default for MemorySessionStore {
@@ -265,6 +324,7 @@ impl Default for MemorySessionStore {
             bus: broadcast::channel(BUS_QUEUE).0,
             streams: Mutex::default(),
             instances: Mutex::default(),
+            tasks: Mutex::default(),
         }
     }
 }
@@ -291,6 +351,17 @@ impl MemorySessionStore {
 
     fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, (SessionRecord, Instant)>> {
         self.records.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The tasks of every session, expired ones dropped.
+    fn tasks(&self) -> std::sync::MutexGuard<'_, HashMap<String, SessionTasks>> {
+        let mut tasks = self.tasks.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        tasks.retain(|_, session| {
+            session.retain(|_, (_, until)| *until > now);
+            !session.is_empty()
+        });
+        tasks
     }
 
     /// The live record of `id`, with its expiry; an expired one is dropped.
@@ -353,6 +424,7 @@ impl SessionStore for MemorySessionStore {
 
     fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
         self.map().remove(id);
+        self.tasks().remove(id);
         Box::pin(std::future::ready(Ok(())))
     }
 
@@ -439,6 +511,63 @@ impl SessionStore for MemorySessionStore {
             .get(instance)
             .is_some_and(|until| *until > Instant::now());
         Box::pin(std::future::ready(Ok(alive)))
+    }
+
+    fn save_task<'a>(
+        &'a self,
+        session: &'a str,
+        task: &'a TaskRecord,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>> {
+        let mut tasks = self.tasks();
+        let kept = match tasks.get_mut(session).and_then(|s| s.get_mut(&task.id)) {
+            Some((kept, _)) if kept.ended => Some(kept.clone()),
+            Some((kept, _)) => {
+                *kept = task.clone();
+                Some(kept.clone())
+            }
+            None if task.ended => None,
+            None => {
+                let session = tasks.entry(session.to_owned()).or_default();
+                session.insert(task.id.clone(), (task.clone(), Instant::now() + ttl));
+                let over = session.len().saturating_sub(MAX_SHARED_TASKS);
+                session.drain(..over);
+                Some(task.clone())
+            }
+        };
+        Box::pin(std::future::ready(Ok(kept)))
+    }
+
+    fn load_task<'a>(
+        &'a self,
+        session: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>> {
+        let tasks = self.tasks();
+        let kept = tasks
+            .get(session)
+            .and_then(|s| s.get(id))
+            .map(|(task, _)| task.clone());
+        Box::pin(std::future::ready(Ok(kept)))
+    }
+
+    fn list_tasks<'a>(
+        &'a self,
+        session: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<TaskRecord>, StoreError>> {
+        let tasks = self.tasks();
+        let listed = tasks
+            .get(session)
+            .map(|s| {
+                s.values()
+                    .map(|(task, _)| TaskRecord {
+                        outcome: None,
+                        ..task.clone()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Box::pin(std::future::ready(Ok(listed)))
     }
 }
 

@@ -10,6 +10,8 @@
 //! | `{prefix}stream:{session}:{stream}:meta` | string | the instance running a POST stream's requests and their ids (JSON) | 5 minutes after the stream's last event |
 //! | `{prefix}stream:{session}:{stream}:events` | list | the stream's last 1,000 events (JSON) | the same |
 //! | `{prefix}instance:{id}` | string | that the instance is alive | 5 s, renewed every second |
+//! | `{prefix}task:{session}:{task}` | hash | a task (2025-11-25): `id`, `ended`, `task` (JSON), `outcome` (JSON), `instance` | the task's retention (its `ttl`, at most an hour), from its creation |
+//! | `{prefix}tasks:{session}` | sorted set | the session's task ids, oldest first (at most 1,024) | the longest retention of its tasks; deleted with the session |
 //!
 //! The instances' bus is Redis pub/sub: channel `{prefix}bus:{instance}` for one instance,
 //! `{prefix}bus` for all; a payload is a [`BusMessage`] as JSON. Instances trust what
@@ -29,8 +31,9 @@ use redis::{AsyncCommands, Script};
 use tokio::sync::mpsc;
 
 use super::{
-    BUS_QUEUE, BusMessage, MAX_RECORDED_SUBSCRIPTIONS, MAX_SHARED_STREAM_EVENTS, RecordChange,
-    SessionRecord, SessionStore, StoreError, StreamEntry, StreamLog, recordable,
+    BUS_QUEUE, BusMessage, MAX_RECORDED_SUBSCRIPTIONS, MAX_SHARED_STREAM_EVENTS, MAX_SHARED_TASKS,
+    RecordChange, SessionRecord, SessionStore, StoreError, StreamEntry, StreamLog, TaskRecord,
+    recordable,
 };
 
 /// Where Redis is and how long to wait for it.
@@ -135,6 +138,81 @@ const UNSUBSCRIBE: &str = r"
 if redis.call('exists', KEYS[1]) == 0 then return -1 end
 redis.call('hdel', KEYS[1], ARGV[1])
 return redis.call('hincrby', KEYS[1], 'version', 1)";
+
+/// Save a task (KEYS[1] its hash, KEYS[2] the session's index) unless the kept one ended
+/// or an ended one comes for a task no longer kept. ARGV: id, ended (0/1), task JSON,
+/// outcome JSON ('' for none), instance, retention ms, index score (microseconds), the
+/// most tasks kept, the prefix of the session's task keys. The hash as kept, or nothing.
+const SAVE_TASK: &str = r"
+local exists = redis.call('exists', KEYS[1]) == 1
+if exists and redis.call('hget', KEYS[1], 'ended') == '1' then
+  return redis.call('hgetall', KEYS[1])
+end
+if not exists and ARGV[2] == '1' then return {} end
+redis.call('hset', KEYS[1], 'id', ARGV[1], 'ended', ARGV[2], 'task', ARGV[3],
+  'outcome', ARGV[4], 'instance', ARGV[5])
+if not exists then
+  redis.call('pexpire', KEYS[1], ARGV[6])
+  redis.call('zadd', KEYS[2], ARGV[7], ARGV[1])
+  local over = redis.call('zcard', KEYS[2]) - tonumber(ARGV[8])
+  if over > 0 then
+    for _, old in ipairs(redis.call('zrange', KEYS[2], 0, over - 1)) do
+      redis.call('del', ARGV[9] .. old)
+    end
+    redis.call('zremrangebyrank', KEYS[2], 0, over - 1)
+  end
+  if redis.call('pttl', KEYS[2]) < tonumber(ARGV[6]) then
+    redis.call('pexpire', KEYS[2], ARGV[6])
+  end
+end
+return redis.call('hgetall', KEYS[1])";
+
+/// The session's tasks (KEYS[1] its index, ARGV[1] the prefix of its task keys), oldest
+/// first, as `id, ended, task, instance` runs; ids whose task expired are dropped.
+const LIST_TASKS: &str = r"
+local out = {}
+for _, id in ipairs(redis.call('zrange', KEYS[1], 0, -1)) do
+  local v = redis.call('hmget', ARGV[1] .. id, 'ended', 'task', 'instance')
+  if v[2] then
+    table.insert(out, id)
+    table.insert(out, v[1] or '0')
+    table.insert(out, v[2])
+    table.insert(out, v[3] or '')
+  else
+    redis.call('zrem', KEYS[1], id)
+  end
+end
+return out";
+
+/// Delete a session (KEYS[1] its hash, KEYS[2] its task index; ARGV[1] the prefix of its
+/// task keys) with its tasks.
+const REMOVE: &str = r"
+for _, id in ipairs(redis.call('zrange', KEYS[2], 0, -1)) do
+  redis.call('del', ARGV[1] .. id)
+end
+return redis.call('del', KEYS[1], KEYS[2])";
+
+/// A task read back from its hash's fields.
+fn task_record(fields: Vec<(String, String)>) -> Option<TaskRecord> {
+    let mut record = TaskRecord {
+        id: String::new(),
+        ended: false,
+        task: String::new(),
+        outcome: None,
+        instance: String::new(),
+    };
+    for (field, value) in fields {
+        match field.as_str() {
+            "id" => record.id = value,
+            "ended" => record.ended = value == "1",
+            "task" => record.task = value,
+            "outcome" if !value.is_empty() => record.outcome = Some(value),
+            "instance" => record.instance = value,
+            _ => {}
+        }
+    }
+    (!record.task.is_empty()).then_some(record)
+}
 
 impl RedisSessionStore {
     /// A store for the Redis `config` names. Connects on first use (a server starts while
@@ -257,6 +335,14 @@ impl RedisSessionStore {
     /// The key of session `id`'s hash.
     pub fn session_key(&self, id: &str) -> String {
         format!("{}session:{id}", self.prefix)
+    }
+
+    /// The prefix of session `session`'s task keys, and the key of its task index.
+    fn task_keys(&self, session: &str) -> (String, String) {
+        (
+            format!("{}task:{session}:", self.prefix),
+            format!("{}tasks:{session}", self.prefix),
+        )
     }
 
     /// Run `command` on a clone of the connection (a cheap handle) within the bound.
@@ -518,11 +604,92 @@ impl SessionStore for RedisSessionStore {
     fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             let key = self.session_key(id);
+            let (tasks, index) = self.task_keys(id);
+            let script = Script::new(REMOVE);
             self.run("delete a session record", async |c| {
-                c.del::<_, i64>(&key).await
+                script
+                    .key(&key)
+                    .key(&index)
+                    .arg(&tasks)
+                    .invoke_async::<i64>(c)
+                    .await
             })
             .await
             .map(drop)
+        })
+    }
+
+    fn save_task<'a>(
+        &'a self,
+        session: &'a str,
+        task: &'a TaskRecord,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>> {
+        Box::pin(async move {
+            let (tasks, index) = self.task_keys(session);
+            let key = format!("{tasks}{}", task.id);
+            let score = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_micros());
+            let script = Script::new(SAVE_TASK);
+            let fields: Vec<(String, String)> = self
+                .run("keep a task", async |c| {
+                    script
+                        .key(&key)
+                        .key(&index)
+                        .arg(&task.id)
+                        .arg(u8::from(task.ended))
+                        .arg(&task.task)
+                        .arg(task.outcome.as_deref().unwrap_or(""))
+                        .arg(&task.instance)
+                        .arg(millis(ttl))
+                        .arg(score.to_string())
+                        .arg(MAX_SHARED_TASKS)
+                        .arg(&tasks)
+                        .invoke_async(c)
+                        .await
+                })
+                .await?;
+            Ok(task_record(fields))
+        })
+    }
+
+    fn load_task<'a>(
+        &'a self,
+        session: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>> {
+        Box::pin(async move {
+            let key = format!("{}{id}", self.task_keys(session).0);
+            let fields: Vec<(String, String)> = self
+                .run("read a task", async |c| c.hgetall(&key).await)
+                .await?;
+            Ok(task_record(fields))
+        })
+    }
+
+    fn list_tasks<'a>(
+        &'a self,
+        session: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<TaskRecord>, StoreError>> {
+        Box::pin(async move {
+            let (tasks, index) = self.task_keys(session);
+            let script = Script::new(LIST_TASKS);
+            let flat: Vec<String> = self
+                .run("list tasks", async |c| {
+                    script.key(&index).arg(&tasks).invoke_async(c).await
+                })
+                .await?;
+            Ok(flat
+                .chunks_exact(4)
+                .map(|run| TaskRecord {
+                    id: run[0].clone(),
+                    ended: run[1] == "1",
+                    task: run[2].clone(),
+                    outcome: None,
+                    instance: run[3].clone(),
+                })
+                .collect())
         })
     }
 }
