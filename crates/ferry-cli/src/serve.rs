@@ -71,6 +71,11 @@ pub(crate) struct RedisArgs {
     /// reach it through any instance.
     #[arg(long, requires = "redis", value_name = "ID", value_parser = instance_id)]
     instance_id: Option<String>,
+    /// Let go of this instance's engine of a session after it has been idle here this
+    /// long (no request, no open stream, no task running here); the session stays in
+    /// Redis and its next request adopts it again, on any instance.
+    #[arg(long, requires = "redis", value_name = "SECONDS", default_value_t = 30)]
+    replica_idle: u64,
 }
 
 impl RedisArgs {
@@ -100,7 +105,9 @@ impl RedisArgs {
         store: Option<RedisSessionStore>,
     ) -> HttpConfig {
         if let Some(store) = store {
-            config = config.session_store(std::sync::Arc::new(store));
+            config = config
+                .session_store(std::sync::Arc::new(store))
+                .replica_idle_timeout(std::time::Duration::from_secs(self.replica_idle.max(1)));
             config.instance_id = self.instance_id.clone();
         }
         config

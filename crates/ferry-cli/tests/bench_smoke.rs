@@ -1,7 +1,8 @@
 //! The benchmark harness cannot rot: `bench/run --smoke` (a few hundred calls per server,
 //! debug builds) measures every server of the suite — the floor (and its loop on tokio),
 //! Ferry (here the `ferry` binary under test: `ferry serve` and `ferry serve --http`, and
-//! `ferry serve --http --redis` against a redis-server the script starts),
+//! `ferry serve --http --redis` against a redis-server the script starts, three of them
+//! behind nginx),
 //! rmcp, the TypeScript and Python SDKs (installed by the script from npm and PyPI) — and
 //! writes its table and chart.
 //! The figures of a smoke run mean nothing; only that every row is there.
@@ -44,6 +45,7 @@ fn bench_run_smoke_measures_every_server() {
         ("ferry-http-json", "http"),
         ("ferry-serve", "http"),
         ("ferry-redis", "http"),
+        ("ferry-cluster", "http"),
         ("rmcp-http", "http"),
         ("ts-http", "http"),
         ("python-http", "http"),
@@ -72,6 +74,8 @@ fn bench_run_smoke_measures_every_server() {
         "| Python SDK |",
         "stdio pipelined >= 2.0x",
         "<= 2 Redis round trips per ordinary tools/call",
+        "| 3 × `ferry serve --redis` behind nginx |",
+        "engines released after 1 s idle",
     ] {
         assert!(table.contains(row), "no {row:?} in results.md:\n{table}");
     }
@@ -85,6 +89,17 @@ fn bench_run_smoke_measures_every_server() {
         .pointer("/figures/round_trips_per_call")
         .and_then(serde_json::Value::as_f64);
     assert!(per_call.is_some_and(|n| n > 0.0), "{line}");
+    // And the idle sessions measured again once the instance let go of their engines.
+    let line = runs
+        .lines()
+        .find(|l| l.contains(r#""server":"ferry-redis","kind":"http""#))
+        .expect("the Redis row");
+    let run: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+    assert!(
+        run.pointer("/figures/idle/settled_kib_per_session")
+            .is_some_and(serde_json::Value::is_f64),
+        "{line}"
+    );
     let chart = std::fs::read(out.join("chart.png")).expect("chart.png");
     assert!(chart.starts_with(b"\x89PNG"), "chart.png is not a PNG");
 }

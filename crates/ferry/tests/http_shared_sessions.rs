@@ -67,13 +67,15 @@ struct Instance {
 }
 
 async fn instance(store: &Arc<MemorySessionStore>, idle: Duration) -> Instance {
+    instance_with(store, HttpConfig::default().session_idle_timeout(idle)).await
+}
+
+async fn instance_with(store: &Arc<MemorySessionStore>, config: HttpConfig) -> Instance {
     let server = server();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     let shared: Arc<dyn SessionStore> = store.clone();
-    let config = HttpConfig::default()
-        .session_store(shared)
-        .session_idle_timeout(idle);
+    let config = config.session_store(shared);
     tokio::spawn(ferry::http::serve(server.clone(), listener, config));
     Instance {
         server,
@@ -550,4 +552,59 @@ async fn a_session_stays_bound_to_its_principal_on_every_instance() {
             assert_eq!(response.status(), status, "{who} at {url}");
         }
     }
+}
+
+/// A session idle on an instance loses its local engine there (memory) but not its
+/// record: its next request adopts it again, with its log level; a session holding a
+/// stream keeps its engine.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_sessions_local_engine_is_released_and_adopted_again() {
+    let store = Arc::new(MemorySessionStore::new());
+    let config = HttpConfig::default().replica_idle_timeout(Duration::from_millis(300));
+    let a = instance_with(&store, config).await;
+    let http = reqwest::Client::new();
+    let session = initialize(&http, &a.url).await;
+    let set_level = json!({"jsonrpc": "2.0", "id": 3, "method": "logging/setLevel",
+                           "params": {"level": "error"}});
+    let response = post(&http, &a.url, Some(&session), &set_level)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(a.server.stats().connections_open, 1);
+
+    let released = |open: u64| {
+        let server = a.server.clone();
+        async move {
+            for _ in 0..100 {
+                if server.stats().connections_open == open {
+                    return true;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            false
+        }
+    };
+    assert!(released(0).await, "the idle session's engine is released");
+    assert_eq!(store.len(), 1, "the session stays in the store");
+
+    let response = post(&http, &a.url, Some(&session), &call(4, "chatty", "quiet"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let events = answer(response).await;
+    assert_eq!(events.len(), 1, "adopted again, level kept: {events:?}");
+    assert_eq!(events[0]["result"]["content"][0]["text"], "quiet");
+    let stats = a.server.stats();
+    assert_eq!((stats.connections_open, stats.connections_total), (1, 2));
+
+    // An open GET stream keeps the engine however long it is quiet.
+    let stream = get(&http, &a.url, &session, None).await;
+    assert_eq!(stream.status(), StatusCode::OK);
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    let stats = a.server.stats();
+    assert_eq!((stats.connections_open, stats.connections_total), (1, 2));
+    drop(stream);
+    assert!(released(0).await, "released once the stream is closed");
 }

@@ -69,11 +69,15 @@ struct Instance {
 }
 
 async fn instance(store: &Arc<MemorySessionStore>) -> Instance {
+    instance_with(store, HttpConfig::default()).await
+}
+
+async fn instance_with(store: &Arc<MemorySessionStore>, config: HttpConfig) -> Instance {
     let stopped = Arc::new(AtomicUsize::new(0));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     let shared: Arc<dyn SessionStore> = store.clone();
-    let config = HttpConfig::default().session_store(shared);
+    let config = config.session_store(shared);
     tokio::spawn(ferry::http::serve(
         server(Arc::clone(&stopped)),
         listener,
@@ -145,7 +149,9 @@ async fn sse_or_json(response: reqwest::Response) -> Vec<String> {
                 .filter_map(|l| l.strip_prefix("data:"))
                 .map(str::trim_start)
                 .collect();
-            (!data.is_empty()).then(|| data.join("\n"))
+            // An event without data (the stream's priming event) carries no message.
+            let data = data.join("\n");
+            (!data.trim().is_empty()).then_some(data)
         })
         .collect()
 }
@@ -304,4 +310,29 @@ async fn a_deleted_session_leaves_no_task_in_the_store() {
     assert_eq!(response.status(), StatusCode::OK);
     assert!(store.load_task(&session, &task).await.unwrap().is_none());
     assert!(store.list_tasks(&session).await.unwrap().is_empty());
+}
+
+/// A session quiet on an instance keeps its engine there while one of its tasks runs
+/// there (releasing it would cancel the task).
+#[tokio::test]
+async fn a_running_task_keeps_its_sessions_engine() {
+    let store = Arc::new(MemorySessionStore::new());
+    let config = HttpConfig::default().replica_idle_timeout(Duration::from_millis(200));
+    let a = instance_with(&store, config).await;
+    let http = reqwest::Client::new();
+    let session = initialize(&http, &a.url).await;
+    let task = start_task(&http, &a.url, &session, 1200).await;
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    let result = call(
+        &http,
+        &a.url,
+        &session,
+        request("tasks/result", json!({"taskId": task})),
+    )
+    .await;
+    assert_eq!(
+        result["result"]["content"][0]["text"], "worked 1200 ms",
+        "{result}"
+    );
+    assert_eq!(a.stopped.load(Ordering::SeqCst), 0);
 }

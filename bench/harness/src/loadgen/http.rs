@@ -8,7 +8,9 @@
 //!   carrying `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and the `_meta` the revision
 //!   requires; a server that refuses it is reported as not supporting the era;
 //! - **idle sessions**: the server's RSS growth over `idle` more sessions (initialized, then
-//!   left alone), per session.
+//!   left alone), per session; with `idle_settle` (ms), also the growth over a second
+//!   `idle` sessions opened once the first have been left alone that long (a server that
+//!   lets go of what an idle session holds shows ~0 there).
 //!
 //! Answers may be JSON or SSE (`data:` lines); both are parsed and checked.
 
@@ -29,6 +31,7 @@ pub(crate) struct Options {
     pub(crate) sessions: usize,
     pub(crate) calls: usize,
     pub(crate) idle: usize,
+    pub(crate) idle_settle: usize,
     pub(crate) era: String,
 }
 
@@ -79,15 +82,20 @@ async fn measure_all(addr: &str, pid: u32, options: &Options) -> io::Result<serd
         session["sse_answers"] = sse.into();
         figures.insert("session".into(), session);
         let (before, after) = idle_sessions(addr, pid, options.idle).await?;
-        figures.insert(
-            "idle".into(),
-            serde_json::json!({
-                "sessions": options.idle,
-                "rss_before_kib": before,
-                "rss_after_kib": after,
-                "kib_per_session": (after as f64 - before as f64) / options.idle.max(1) as f64,
-            }),
-        );
+        let mut idle = serde_json::json!({
+            "sessions": options.idle,
+            "rss_before_kib": before,
+            "rss_after_kib": after,
+            "kib_per_session": (after as f64 - before as f64) / options.idle.max(1) as f64,
+        });
+        if options.idle_settle > 0 {
+            let settle = Duration::from_millis(options.idle_settle as u64);
+            tokio::time::sleep(settle).await;
+            let (before, after) = idle_sessions(addr, pid, options.idle).await?;
+            idle["settled_kib_per_session"] =
+                ((after as f64 - before as f64) / options.idle.max(1) as f64).into();
+        }
+        figures.insert("idle".into(), idle);
     }
     if options.era != "session" {
         let value = match load(addr, options.sessions, options.calls, true).await {

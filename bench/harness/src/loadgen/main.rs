@@ -68,6 +68,7 @@ fn main() {
                 sessions: number("sessions", 50),
                 calls: number("calls", 20_000),
                 idle: number("idle", 1000),
+                idle_settle: number("idle-settle", 0),
                 era: flags.get("era").cloned().unwrap_or_else(|| "both".into()),
             },
         ),

@@ -159,6 +159,12 @@ pub struct HttpConfig {
     /// since `initialize` (nor holds a stream) and has been quiet this long is ended to
     /// make room, the quietest first; otherwise a new session gets 503. Default: 10 s.
     pub unused_session_grace: Duration,
+    /// Session era, with a [`session_store`](HttpConfig::session_store): how long this
+    /// instance keeps its local engine of a session that has no open request or stream and
+    /// no task running here. The session itself stays in the store; its next request, on
+    /// any instance, adopts it again from its record (one replay of its `initialize`), so
+    /// a session idle here costs this instance no memory. Default: 30 s.
+    pub replica_idle_timeout: Duration,
     /// Session era: the reconnection delay sent in SSE `retry` fields. Default: 1 s.
     pub sse_retry: Duration,
     /// Session era, 2025-11-25 sessions: close a POST's SSE stream once it has been this
@@ -211,6 +217,7 @@ impl Default for HttpConfig {
             max_streams_per_session: 32,
             session_idle_timeout: Duration::from_secs(30 * 60),
             unused_session_grace: Duration::from_secs(10),
+            replica_idle_timeout: Duration::from_secs(30),
             sse_retry: Duration::from_secs(1),
             sse_poll_after: None,
             sse_responses: false,
@@ -284,6 +291,13 @@ impl HttpConfig {
     /// [`HttpConfig::unused_session_grace`]).
     pub fn unused_session_grace(mut self, grace: Duration) -> Self {
         self.unused_session_grace = grace;
+        self
+    }
+
+    /// Set how long a shared session's local engine is kept while the session is idle
+    /// (see [`HttpConfig::replica_idle_timeout`]).
+    pub fn replica_idle_timeout(mut self, idle: Duration) -> Self {
+        self.replica_idle_timeout = idle;
         self
     }
 

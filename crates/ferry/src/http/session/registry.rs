@@ -122,6 +122,27 @@ impl Sessions {
             session.close();
         }
     }
+
+    /// Let go of the local engines of shared sessions idle here for `idle` with no task
+    /// running here: their records stay in the store, and their next request adopts them
+    /// again (here or elsewhere).
+    pub(super) fn release_replicas(&self, idle: Duration) {
+        let released: Vec<_> = {
+            let mut map = self.map();
+            let ids: Vec<String> = map
+                .iter()
+                .filter(|(id, s)| {
+                    s.instance.is_some() && s.expired(idle) && !self.running_tasks.any(id)
+                })
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.into_iter().filter_map(|id| map.remove(&id)).collect()
+        };
+        for session in released {
+            tracing::debug!(session = %session.id, "idle here: local engine released");
+            session.close();
+        }
+    }
 }
 
 /// At the session limit, end the idle-expired sessions of both eras first (the sweepers
@@ -145,7 +166,10 @@ pub(crate) fn make_room(shared: &Shared) {
 
 /// Start the sweeper of idle sessions, once per router (at its first session).
 pub(super) fn start_sweeper(shared: &Arc<Shared>) {
-    let idle = shared.config.session_idle_timeout;
+    let mut idle = shared.config.session_idle_timeout;
+    if shared.config.session_store.is_some() {
+        idle = idle.min(shared.config.replica_idle_timeout);
+    }
     let weak = Arc::downgrade(shared);
     shared.sessions.sweeper.call_once(|| {
         let every = (idle / 2).clamp(Duration::from_millis(10), Duration::from_secs(30));
@@ -163,6 +187,11 @@ async fn sweep(shared: Weak<Shared>, every: Duration) {
             return;
         }
         shared.sessions.sweep(shared.config.session_idle_timeout);
+        if shared.config.session_store.is_some() {
+            shared
+                .sessions
+                .release_replicas(shared.config.replica_idle_timeout);
+        }
         super::shared::refresh_busy(&shared).await;
     }
 }

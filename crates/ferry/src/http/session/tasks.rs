@@ -21,6 +21,11 @@ impl RunningTasks {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Whether a task of `session` runs here.
+    pub(super) fn any(&self, session: &str) -> bool {
+        self.map().keys().any(|(s, _)| s == session)
+    }
+
     /// Stop task `task` of `session` if it runs here; whether it did.
     pub(super) fn stop(&self, session: &str, task: &str) -> bool {
         let found = self.map().remove(&(session.to_owned(), task.to_owned()));
