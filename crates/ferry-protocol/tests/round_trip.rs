@@ -1,8 +1,9 @@
 //! Round trips: every example message of the 2026-07-28 spec, every JSON block of the spec
-//! docs (2025-03-26, 2025-11-25, 2026-07-28) and every JSON block of the seeds parses into
-//! its typed form and serializes back to equal JSON (key order aside; `50` and `50.0` are
-//! the same JSON number). Complete messages must all round-trip, except the documented
-//! seed exceptions below, where a seed contradicts the spec.
+//! docs (2025-03-26, 2025-11-25, 2026-07-28), both copied into `tests/spec/` (see its
+//! `SOURCE.md`; `scripts/refresh-spec` refreshes them), and every message of the fixtures
+//! (`tests/fixtures/`) parses into its typed form and serializes back to equal JSON (key
+//! order aside; `50` and `50.0` are the same JSON number). Complete messages must all
+//! round-trip, except the documented exceptions below.
 
 #![allow(unreachable_pub)]
 
@@ -17,12 +18,14 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+/// The spec's example messages and pages, copied from the spec repository.
 fn spec_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/spec")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/spec")
 }
 
-fn seeds_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/seeds")
+/// Ferry's own message fixtures.
+fn fixtures_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
 /// JSON equality with objects compared as maps and numbers compared by value.
@@ -319,7 +322,7 @@ fn spec_examples_round_trip() {
 }
 
 /// Every JSON value in `text` that starts at the beginning of a line with `{`: fenced
-/// blocks in the docs, bare blocks in the seeds. Blocks that are not valid JSON (comments,
+/// blocks in the docs, lines of the fixtures. Blocks that are not valid JSON (comments,
 /// `...` placeholders) are skipped and counted.
 fn json_blocks(text: &str) -> (Vec<(usize, Value)>, usize) {
     let mut found = Vec::new();
@@ -355,12 +358,6 @@ const EXAMPLE_EXCEPTIONS: &[(&str, &str, &str)] = &[(
     "in 2026-07-28 roots/list is an input request ({method, params}); the example adds an id",
 )];
 
-/// Complete messages in the seeds that contradict the spec: (method, reason). Skipped.
-const SEED_EXCEPTIONS: &[(&str, &str)] = &[(
-    "$/cancelRequest",
-    "seed 001 cancels with LSP's $/cancelRequest; MCP uses notifications/cancelled",
-)];
-
 /// Request methods that a document shows without an `id` (a doc slip: as JSON-RPC that is
 /// a notification, which MCP does not define for the method). Round-tripped raw.
 const MISSING_ID: &[&str] = &["resources/list"];
@@ -382,11 +379,6 @@ fn check_documents(what: &str, files: &[PathBuf]) {
                 continue;
             }
             let method = value.get("method").and_then(Value::as_str).unwrap_or("");
-            if let Some((_, why)) = SEED_EXCEPTIONS.iter().find(|(m, _)| *m == method) {
-                println!("exception {origin}: {why}");
-                exceptions += 1;
-                continue;
-            }
             if value.get("id").is_none() && MISSING_ID.contains(&method) {
                 println!("exception {origin}: {method} request shown without an id; checked raw");
                 exceptions += 1;
@@ -411,9 +403,13 @@ fn check_documents(what: &str, files: &[PathBuf]) {
     tally.assert_clean(what);
 }
 
+/// `path` relative to `tests/`.
 fn display(path: &Path) -> String {
-    let s = path.to_string_lossy();
-    s.split("shared/").nth(1).unwrap_or(&s).to_owned()
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    path.strip_prefix(&tests)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .into_owned()
 }
 
 fn files_under(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
@@ -439,8 +435,8 @@ fn spec_doc_messages_round_trip() {
 }
 
 #[test]
-fn seed_messages_round_trip() {
+fn fixture_messages_round_trip() {
     let mut files = Vec::new();
-    files_under(&seeds_dir(), "txt", &mut files);
-    check_documents("seeds", &files);
+    files_under(&fixtures_dir(), "jsonl", &mut files);
+    check_documents("fixtures", &files);
 }

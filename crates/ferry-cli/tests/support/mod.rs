@@ -245,12 +245,11 @@ pub struct Schema {
 }
 
 impl Schema {
-    /// Load `../shared/spec/<version>/schema.json`.
+    /// Load `schemas/<version>.json`, the spec's schema `ferry check` embeds.
     pub fn load(version: &str) -> Schema {
         let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../shared/spec")
-            .join(version)
-            .join("schema.json");
+            .join("schemas")
+            .join(format!("{version}.json"));
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
         let root: Value = serde_json::from_str(&text).expect("schema.json");
         let (defs_key, draft) = if root.get("$defs").is_some() {

@@ -13,9 +13,10 @@ use serde_json::{Value, json};
 
 pub mod samples;
 
-/// Where the spec lives (../shared/spec beside the repository).
-pub fn spec_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/spec")
+/// Where the revisions' schemas live: `<revision>.json`, the spec's files byte for byte, one
+/// copy in the repository, embedded by `ferry check` too (see its `SOURCE.md`).
+pub fn schemas_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ferry-cli/schemas")
 }
 
 /// Base definitions that other definitions extend (TypeScript `extends`): values of the
@@ -117,7 +118,7 @@ fn strictify(value: &mut Value, in_all_of: bool, open_refs: Option<&str>) {
 
 impl RevisionSchema {
     pub fn load(label: &'static str, version: ProtocolVersion) -> Self {
-        let path = spec_dir().join(label).join("schema.json");
+        let path = schemas_dir().join(format!("{label}.json"));
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
         let schema: Value = serde_json::from_str(&text).expect("schema.json parses");
         let (defs_key, draft) = if schema.get("$defs").is_some() {
