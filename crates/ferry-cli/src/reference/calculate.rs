@@ -55,6 +55,15 @@ fn calculate(expression: &str) -> CallToolResult {
     }
 }
 
+/// `calculate`'s value of `expression`, or its error's text: the entry point of the fuzz
+/// target that includes this file (`fuzz/checks/calculate.rs`) and of its corpus replay
+/// (`tests/fuzz_corpora.rs`); unused by the command itself.
+#[cfg(any(test, feature = "fuzzing"))]
+#[cfg_attr(test, allow(dead_code))]
+pub(crate) fn fuzz_evaluate(expression: &str) -> Result<f64, String> {
+    parser::evaluate(expression).map_err(|e| e.to_string())
+}
+
 /// `value` as JavaScript's `String(number)` writes it (the seed's output): `14`, `0.5`,
 /// `0.30000000000000004`, `1e+21`, `1e-7`; negative zero is `0`.
 pub(crate) fn format_number(value: f64) -> String {

@@ -116,6 +116,45 @@ pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
     )
 }
 
+/// `scripts` run one after another in one new session, each as [`evaluate`] runs a call
+/// (on a thread of its own with [`STACK_BYTES`], every limit, never cancelled): the entry
+/// point of the fuzz target that includes this file (`fuzz/checks/evaluate.rs`) and of
+/// its corpus replay (`tests/fuzz_corpora.rs`); unused by the command itself.
+#[cfg(any(test, feature = "fuzzing"))]
+#[cfg_attr(test, allow(dead_code))]
+pub(crate) fn fuzz_evaluate(scripts: Vec<String>) -> Vec<CallToolResult> {
+    static PACKAGE: OnceLock<rhai::Shared<rhai::Module>> = OnceLock::new();
+    let session = Sessions::new(1).get("fuzz");
+    scripts
+        .into_iter()
+        .map(|code| {
+            if code.len() > MAX_CODE_BYTES {
+                return report::refused("CODE-TOO-LARGE", "the code is too large");
+            }
+            let session = Arc::clone(&session);
+            std::thread::Builder::new()
+                .name("ferry-evaluate".into())
+                .stack_size(STACK_BYTES)
+                .spawn(move || {
+                    let mut session = session.blocking_lock_owned();
+                    let package = PACKAGE
+                        .get_or_init(|| StandardPackage::new().as_shared_module())
+                        .clone();
+                    let deadline = Instant::now() + TIME_LIMIT;
+                    let (engine, output) = sandbox::engine(package, deadline, || false);
+                    let result = session.run(&engine, &code);
+                    report::result(report::Evaluation {
+                        output: output.take(),
+                        result,
+                    })
+                })
+                .expect("a thread")
+                .join()
+                .expect("the evaluation does not panic")
+        })
+        .collect()
+}
+
 /// Run `code` in the caller's session on a thread of its own.
 async fn evaluate(
     sessions: &Sessions,

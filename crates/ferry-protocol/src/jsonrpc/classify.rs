@@ -269,7 +269,16 @@ fn classify_general(text: &str) -> Result<Message, Rejected> {
         Ok(env) => env,
         Err(e) => {
             // A syntax error anywhere is a parse error; an object that repeats a member is
-            // an invalid request.
+            // an invalid request. The envelope's reading stops at the first of the two, so
+            // a repeated member before a syntax error is checked for the latter.
+            let e = match e.classify() {
+                serde_json::error::Category::Data => {
+                    serde_json::from_str::<serde::de::IgnoredAny>(text)
+                        .err()
+                        .unwrap_or(e)
+                }
+                _ => e,
+            };
             return Err(Rejected::new(None, json_error(&e)));
         }
     };
@@ -392,6 +401,40 @@ fn classify_response(env: &Envelope<'_>) -> Result<Message, Rejected> {
     }
 }
 
+/// The readings of this module one at a time, for the fuzz targets (`fuzz/checks/classify.rs`
+/// compares them with serde_json). Feature `fuzzing` only; not an API.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing {
+    use super::{Message, RawJson, Rejected};
+
+    /// The envelope's own reading of the usual request or notification (`envelope::read`).
+    pub fn envelope_read(text: &str) -> Option<Message> {
+        super::envelope::read(text)
+    }
+
+    /// The general reading of one message (`classify_general`).
+    pub fn classify_general(text: &str) -> Result<Message, Rejected> {
+        super::classify_general(text)
+    }
+
+    /// The end of the JSON value at the start of `json` as the params skim finds it
+    /// (`skim::value_end`).
+    pub fn skim_value_end(json: &[u8]) -> Option<usize> {
+        super::skim::value_end(json)
+    }
+
+    /// The object or array at the start of `text`, copied out by the skim (`skim::structured`).
+    pub fn skim_structured(text: &str) -> Option<RawJson> {
+        super::skim::structured(text)
+    }
+
+    /// The first quote, backslash or control character (`text::special_byte`).
+    pub fn special_byte(bytes: &[u8]) -> Option<usize> {
+        crate::text::special_byte(bytes)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -472,6 +515,21 @@ mod tests {
             Ok(Message::Request(r)) => assert_eq!(r.method, "tools/list"),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// Found by the `classify` fuzz target: serde's reading of the envelope stopped at the
+    /// repeated member and answered `-32600` to text that is not JSON.
+    #[test]
+    fn a_repeated_member_before_a_syntax_error_is_a_parse_error() {
+        let code = |text: &str| match classify(text.as_bytes()) {
+            Inbound::Rejected(r) => r.code(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(code(r#"{"jsonrpc":"2.0","id":1,"id":2,"method":}"#), -32700);
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}"#),
+            -32600
+        );
     }
 
     /// Every input one byte away from a few messages (a byte deleted, replaced or

@@ -133,11 +133,9 @@ fn id(value: &[u8]) -> Option<RequestId> {
             .ok()
             .map(|s| RequestId::String(s.into()));
     }
-    std::str::from_utf8(value)
-        .ok()?
-        .parse::<i64>()
-        .ok()
-        .map(RequestId::Number)
+    // As the id's JSON reading has it: `-0` (a float to JSON readers) and integers out of
+    // `i64` are not ids (`str::parse` took `-0` for 0, so a refusal named a request 0).
+    serde_json::from_slice::<RequestId>(value).ok()
 }
 
 #[cfg(test)]
@@ -168,6 +166,8 @@ mod tests {
             b"{\"id\":\"a\\\"b\",",
             b"{\"id\":1.5,",
             b"{\"id\":null,",
+            b"{\"id\":-0,",
+            b"{\"id\":9223372036854775808,",
             b"{\"id\":true,",
             b"nonsense",
             b"{\"id\" 3,",

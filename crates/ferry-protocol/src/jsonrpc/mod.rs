@@ -5,6 +5,9 @@ mod head;
 mod id;
 mod message;
 
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub use classify::fuzzing;
 pub use classify::{
     ClassifyLimits, DEFAULT_CLIENT_MAX_MESSAGE_BYTES, DEFAULT_MAX_MESSAGE_BYTES, Inbound, Rejected,
     classify, classify_with,

@@ -69,6 +69,75 @@ mod session;
 mod shared;
 mod sse;
 
+/// The SSE reading of responses ([`sse`]) on bytes given in chunks, for the fuzz targets
+/// (`fuzz/checks/sse_reader.rs`). Feature `fuzzing` only; not an API.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing {
+    use futures_util::StreamExt;
+
+    /// One event as the reader delivers it.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct Event {
+        /// `event:`.
+        pub event: Option<String>,
+        /// `data:` lines joined.
+        pub data: Option<String>,
+        /// `id:`.
+        pub id: Option<String>,
+        /// `retry:`.
+        pub retry: Option<u64>,
+        /// What `sse::message_data` makes of it: the JSON-RPC message it carries.
+        pub message: Option<Vec<u8>>,
+        /// `sse::response_id` of that message.
+        pub response_id: Option<ferry_protocol::RequestId>,
+    }
+
+    /// The events `sse::events` reads from a response whose body arrives as `chunks`, each
+    /// event at most `max` bytes; an error ends the list.
+    pub async fn events(chunks: Vec<Vec<u8>>, max: usize) -> Vec<Result<Event, String>> {
+        let body = futures_util::stream::iter(
+            chunks
+                .into_iter()
+                .map(|chunk| Ok::<_, std::io::Error>(bytes::Bytes::from(chunk))),
+        );
+        let response = http_response(reqwest::Body::wrap_stream(body));
+        let mut events = super::sse::events(response, max);
+        let mut out = Vec::new();
+        while let Some(event) = events.next().await {
+            match event {
+                Ok(event) => {
+                    let (id, retry) = (event.id.clone(), event.retry);
+                    let (name, data) = (event.event.clone(), event.data.clone());
+                    let message = super::sse::message_data(event);
+                    let response_id = message.as_deref().and_then(super::sse::response_id);
+                    out.push(Ok(Event {
+                        event: name,
+                        data,
+                        id,
+                        retry,
+                        message,
+                        response_id,
+                    }));
+                }
+                Err(e) => {
+                    out.push(Err(e.to_string()));
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    fn http_response(body: reqwest::Body) -> reqwest::Response {
+        let mut response = http::Response::new(body);
+        response
+            .headers_mut()
+            .insert("content-type", "text/event-stream".parse().expect("valid"));
+        reqwest::Response::from(response)
+    }
+}
+
 pub use config::{AuthChallenge, AuthFuture, HttpAuth, HttpClientConfig};
 
 use std::sync::{Arc, Mutex};

@@ -67,8 +67,29 @@ pub(crate) fn events(
                 Ok(chunk)
             };
             std::future::ready(result)
-        });
+        })
+        // Handed over a line at a time: sse-stream parses a whole chunk before it yields
+        // the events completed in it, so a line it refuses lost the events before it in
+        // the same chunk, and what the client read depended on where the network cut the
+        // stream (found by the `sse_reader` fuzz target).
+        .map_ok(|chunk| futures_util::stream::iter(lines(chunk).map(Ok::<_, std::io::Error>)))
+        .try_flatten();
     SseStream::from_bytes_stream(bytes).inspect(move |_| pending.store(0, Ordering::Relaxed))
+}
+
+/// `chunk` in pieces, each ending after a line break (`\n` or `\r`) but the last.
+fn lines(chunk: bytes::Bytes) -> impl Iterator<Item = bytes::Bytes> + Send {
+    let mut rest = chunk;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let end = rest
+            .iter()
+            .position(|b| matches!(b, b'\n' | b'\r'))
+            .map_or(rest.len(), |at| at + 1);
+        Some(rest.split_to(end))
+    })
 }
 
 #[derive(Deserialize)]

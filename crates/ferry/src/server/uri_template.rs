@@ -283,8 +283,9 @@ fn bind(op: Op, specs: &[Var], expansion: &str, vars: &mut IndexMap<String, Stri
             let mut pieces: Vec<&str> = body.split(separator).collect();
             if pieces.len() > specs.len() {
                 // More pieces than variables: the last variable is an exploded list, or
-                // the only variable's value holds commas.
-                if !exploded && (specs.len() != 1 || separator != ',') {
+                // the only variable's value holds commas, or dots in a label (`.` is
+                // unreserved, never encoded: `{.ext}` of `tar.gz` is `.tar.gz`).
+                if !exploded && (specs.len() != 1 || !matches!(separator, ',' | '.')) {
                     return false;
                 }
                 let tail = pieces
@@ -370,6 +371,8 @@ mod tests {
             pairs(&[("section", "intro")])
         );
         assert_eq!(vars("x{.ext}", "x.json"), pairs(&[("ext", "json")]));
+        assert_eq!(vars("x{.ext}", "x.tar.gz"), pairs(&[("ext", "tar.gz")]));
+        assert_eq!(vars("x{.a,b}", "x.1.2.3"), None, "two labels, three pieces");
     }
 
     #[test]

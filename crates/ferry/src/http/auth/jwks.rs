@@ -188,32 +188,59 @@ impl Jwks {
             }
             body.extend_from_slice(&chunk);
         }
-        let set: JwkSet = serde_json::from_slice(&body).map_err(|e| unavailable(&e))?;
-        let keys = set
-            .keys
-            .iter()
-            .filter(|jwk| {
-                !matches!(
-                    jwk.common.public_key_use,
-                    Some(PublicKeyUse::Encryption | PublicKeyUse::Other(_))
-                )
-            })
-            .filter_map(|jwk| {
-                let algorithm = match jwk.common.key_algorithm {
-                    Some(a) => Some(a.to_string().parse::<Algorithm>().ok()?),
-                    None => None,
-                };
-                let family = Family::of_key(&jwk.algorithm)?;
-                let key = DecodingKey::from_jwk(jwk).ok()?;
-                Some(Key {
-                    id: jwk.common.key_id.clone(),
-                    algorithm,
-                    family,
-                    key,
-                })
-            })
-            .collect::<Vec<_>>();
+        let keys = keys_of(&body).map_err(|e| unavailable(&e))?;
         tracing::debug!(url = %self.url, keys = keys.len(), "fetched the JWKS");
         Ok(keys)
+    }
+}
+
+/// The usable public keys of a JWKS document (encryption keys, unknown algorithms and
+/// key types, and keys that do not load are left out).
+fn keys_of(body: &[u8]) -> Result<Vec<Key>, serde_json::Error> {
+    let set: JwkSet = serde_json::from_slice(body)?;
+    let keys = set
+        .keys
+        .iter()
+        .filter(|jwk| {
+            !matches!(
+                jwk.common.public_key_use,
+                Some(PublicKeyUse::Encryption | PublicKeyUse::Other(_))
+            )
+        })
+        .filter_map(|jwk| {
+            let algorithm = match jwk.common.key_algorithm {
+                Some(a) => Some(a.to_string().parse::<Algorithm>().ok()?),
+                None => None,
+            };
+            let family = Family::of_key(&jwk.algorithm)?;
+            let key = DecodingKey::from_jwk(jwk).ok()?;
+            Some(Key {
+                id: jwk.common.key_id.clone(),
+                algorithm,
+                family,
+                key,
+            })
+        })
+        .collect::<Vec<_>>();
+    Ok(keys)
+}
+
+/// The JWKS reading, for the fuzz targets (`fuzz/checks/oauth_parse.rs`). Feature `fuzzing`
+/// only; not an API.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing {
+    /// A usable key of a JWKS document: its `kid` and its algorithm.
+    pub type KeySummary = (Option<String>, Option<String>);
+
+    /// The usable keys of a JWKS document.
+    pub fn jwks_keys(body: &[u8]) -> Result<Vec<KeySummary>, String> {
+        super::keys_of(body)
+            .map(|keys| {
+                keys.into_iter()
+                    .map(|k| (k.id, k.algorithm.map(|a| format!("{a:?}"))))
+                    .collect()
+            })
+            .map_err(|e| e.to_string())
     }
 }

@@ -46,6 +46,9 @@
 mod claims;
 mod introspection;
 mod jwks;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub use jwks::fuzzing;
 mod jwt;
 mod layer;
 pub mod metadata;

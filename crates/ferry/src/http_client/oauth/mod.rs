@@ -54,6 +54,74 @@ mod scope;
 mod store;
 mod token;
 
+/// Parsing of what authorization servers and protected resources publish ([`discovery`]),
+/// for the fuzz targets (`fuzz/checks/oauth_parse.rs`). Feature `fuzzing` only; not an API.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing {
+    use url::Url;
+
+    /// RFC 9728 metadata as `discovery` reads it: `(resource, authorization_servers,
+    /// scopes_supported)`.
+    pub type ResourceFields = (Option<String>, Vec<String>, Option<Vec<String>>);
+
+    /// Protected Resource Metadata read from JSON as discovery reads it.
+    pub fn resource_metadata(json: &[u8]) -> Result<ResourceFields, String> {
+        let metadata: super::discovery::ResourceMetadata =
+            serde_json::from_slice(json).map_err(|e| e.to_string())?;
+        Ok((
+            metadata.resource,
+            metadata.authorization_servers,
+            metadata.scopes_supported,
+        ))
+    }
+
+    /// `(issuer, [authorization, token, registration endpoints], strictly accepted,
+    /// accepted with plain HTTP allowed)`.
+    pub type ServerFields = (String, [Option<String>; 3], bool, bool);
+
+    /// Authorization server metadata read from JSON as discovery reads it (its issuer and
+    /// endpoints), and whether `check_endpoints` accepts it without and with `allow_http`.
+    pub fn server_metadata(json: &[u8]) -> Result<ServerFields, String> {
+        let value: serde_json::Value = serde_json::from_slice(json).map_err(|e| e.to_string())?;
+        let metadata: super::discovery::ServerMetadata =
+            serde_json::from_value(value).map_err(|e| e.to_string())?;
+        let strict = super::discovery::check_endpoints(&metadata, false).is_ok();
+        let lax = super::discovery::check_endpoints(&metadata, true).is_ok();
+        Ok((
+            metadata.issuer,
+            [
+                metadata.authorization_endpoint,
+                metadata.token_endpoint,
+                metadata.registration_endpoint,
+            ],
+            strict,
+            lax,
+        ))
+    }
+
+    /// `discovery::secure_enough`.
+    pub fn secure_enough(url: &str) -> bool {
+        super::discovery::secure_enough(url)
+    }
+
+    /// `discovery::resource_matches`, the server's URL parsed first.
+    pub fn resource_matches(resource: &str, server: &str) -> Option<bool> {
+        let server = Url::parse(server).ok()?;
+        Some(super::discovery::resource_matches(resource, &server))
+    }
+
+    /// `discovery::metadata_locations`, `origin` and `canonical` of an issuer URL.
+    pub fn locations(issuer: &str) -> Option<(Vec<String>, String, String)> {
+        let issuer = Url::parse(issuer).ok()?;
+        Some((
+            super::discovery::metadata_locations(&issuer),
+            super::discovery::origin(&issuer),
+            super::discovery::canonical(&issuer),
+        ))
+    }
+}
+
 pub use assertion::IdentityAssertion;
 pub use authorize::{
     AuthorizationError, AuthorizationOutcome, AuthorizationRequest, AuthorizationResponse,
