@@ -52,8 +52,15 @@ fn main() -> ExitCode {
     // events inside handlers also reach their client, at the level the client chose. A
     // write that fails (stderr gone) is dropped: the layer's report of a failed write must
     // stay off, as it is an `eprintln!`, which panics when stderr fails (see `stderr`).
+    // Written by a thread of its own and dropped when that thread falls behind (a full
+    // stderr pipe nobody reads): the runtime never waits on stderr. The guard flushes
+    // what is queued when `main` returns.
+    let (writer, _flush_at_exit) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .lossy(true)
+        .thread_name("ferry-stderr")
+        .finish(std::io::stderr());
     let stderr = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
+        .with_writer(writer)
         // Colours for a terminal only: piped or captured, escape codes are noise.
         .with_ansi(std::io::stderr().is_terminal())
         .log_internal_errors(false)

@@ -356,3 +356,78 @@ async fn the_session_limit_is_a_clear_503() {
         "{body}"
     );
 }
+
+/// A 2026-07-28 `subscriptions/listen` through the bridge: acknowledged at once on its
+/// own SSE stream, naming the request's id (the child's notifications for it go to that
+/// request, not to every session); and `ferry check` of the bridge ends within its bounds.
+#[tokio::test]
+async fn subscriptions_listen_through_the_bridge() {
+    for mode in ["--per-session", "--shared"] {
+        let bridge = bridge_http(&[mode], &[FERRY, "serve"]);
+        let http = reqwest::Client::new();
+        let listen = json!({"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen",
+            "params": {"_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}},
+                "notifications": {"toolsListChanged": true}}});
+        let response = tokio::time::timeout(
+            Duration::from_secs(10),
+            http.post(&bridge.url)
+                .header("content-type", "application/json")
+                .header("accept", ACCEPT)
+                .header("mcp-protocol-version", "2026-07-28")
+                .header("mcp-method", "subscriptions/listen")
+                .body(listen.to_string())
+                .send(),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("{mode}: no response headers"))
+        .expect("POST");
+        assert_eq!(response.status(), 200, "{mode}");
+        let mut response = response;
+        let mut seen = String::new();
+        while !seen.contains("notifications/subscriptions/acknowledged") {
+            let chunk = tokio::time::timeout(Duration::from_secs(10), response.chunk())
+                .await
+                .unwrap_or_else(|_| panic!("{mode}: no acknowledgement: {seen}"))
+                .expect("read")
+                .expect("the stream stays open");
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        assert!(seen.contains(r#""listen-1""#), "{mode}: {seen}");
+        drop(response);
+
+        let started = std::time::Instant::now();
+        let mut check = tokio::process::Command::new(FERRY)
+            .args([
+                "check",
+                "--revision",
+                "2026-07-28",
+                "--timeout",
+                "5",
+                &bridge.url,
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("ferry check");
+        let mut stdout = check.stdout.take().expect("stdout");
+        let mut report = String::new();
+        let read = async {
+            use tokio::io::AsyncReadExt as _;
+            let _ = stdout.read_to_string(&mut report).await;
+            check.wait().await
+        };
+        tokio::time::timeout(Duration::from_secs(120), read)
+            .await
+            .unwrap_or_else(|_| panic!("{mode}: ferry check of the bridge never ended"))
+            .expect("wait");
+        eprintln!("{mode}: ferry check took {:?}", started.elapsed());
+        let line = report
+            .lines()
+            .find(|l| l.contains("subscriptions/listen is acknowledged first"))
+            .unwrap_or_else(|| panic!("{mode}: no listen check in:\n{report}"));
+        assert!(!line.contains("FAIL"), "{mode}: {line}");
+    }
+}

@@ -425,3 +425,43 @@ fn server_everything_report_matches_the_snapshot() {
     assert!(matches!(output.status.code(), Some(0 | 1)), "{output:?}");
     matches_snapshot(&report, "check-server-everything.txt");
 }
+
+/// A server that accepts connections and reads requests but never answers (not even the
+/// headers): `--timeout` bounds every wait, so the checker reports and ends.
+#[test]
+fn a_server_that_never_answers_is_bounded_by_the_timeout() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("address"));
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            // Read what comes, answer nothing; keep the socket open.
+            let mut reader = stream.try_clone().expect("clone");
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut reader, &mut std::io::sink());
+            });
+            held.push(stream);
+        }
+    });
+    let started = std::time::Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["check", "--revision", "2026-07-28", "--timeout", "1", &url])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("ferry check");
+    let deadline = started + std::time::Duration::from_secs(90);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("ferry check --timeout 1 of a silent server still runs after 90 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    eprintln!("ended in {:?} with {status}", started.elapsed());
+    assert!(!status.success(), "a silent server does not pass");
+}

@@ -194,3 +194,57 @@ fn a_hung_up_stderr_pipe_does_not_kill_the_stdio_server() {
     drop(stdin);
     drop(served);
 }
+
+/// A stderr pipe that stays open but is never read fills up (64 KiB): logging must not
+/// block the server then (the runtime would stop with it), only drop log lines.
+#[test]
+fn a_full_stderr_pipe_does_not_stop_the_stdio_server() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .arg("serve")
+        .env("FERRY_LOG", "trace")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    // Held open, never read.
+    let _stderr = child.stderr.take().expect("stderr");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let served = Served(child);
+    const CALLS: usize = 3000;
+    let (done, answered) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let last = format!(r#"{{"jsonrpc":"2.0","id":{CALLS},"#);
+        for line in stdout.lines() {
+            let Ok(line) = line else { return };
+            if line.starts_with(&last) {
+                let _ = done.send(line);
+                return;
+            }
+        }
+    });
+    // Written on a thread of its own: a server that stops reading would block it.
+    std::thread::spawn(move || {
+        let _ = writeln!(
+            stdin,
+            r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+        );
+        let _ = writeln!(
+            stdin,
+            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+        );
+        // Each call logs a line (~90 bytes) to stderr: four times what the pipe holds.
+        for id in 1..=CALLS {
+            let _ = writeln!(
+                stdin,
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"log","arguments":{{"message":"call {id}"}}}}}}"#
+            );
+        }
+    });
+    let line = answered
+        .recv_timeout(Duration::from_secs(60))
+        .expect("every call answered while stderr is full");
+    assert!(line.contains(r#""result""#), "{line}");
+    drop(served);
+}

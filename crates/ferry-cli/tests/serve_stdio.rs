@@ -72,7 +72,7 @@ fn session_era_handshake_tools_and_errors() {
     let by = |id: i64| reply(&replies, json!(id));
     assert_eq!(
         by(0)["error"]["code"],
-        -32600,
+        -32602,
         "tools/list before initialize"
     );
     assert_eq!(by(1)["result"]["protocolVersion"], "2024-11-05");

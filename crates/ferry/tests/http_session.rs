@@ -248,10 +248,19 @@ async fn session_lifecycle() {
         "echo"
     );
 
-    // Without the session id: 400; with an unknown one: 404.
+    // Without the session id (nor a 2026-07-28 `_meta`): 400 with -32602, as 2026-07-28
+    // requires for a request missing its `_meta`, naming both ways forward; with an
+    // unknown one: 404.
     let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
     let response = f.raw_post(&list).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let refused = json_of(response).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("initialize") && message.contains("protocolVersion"),
+        "{message}"
+    );
     let response = f
         .raw_post(&list)
         .header("mcp-session-id", "0123")

@@ -14,12 +14,15 @@
 //!   request, else the only session (stdio carries no other hint; with one connection per
 //!   child, as in the per-session mode, this is exact). Responses to the child's requests go back as they
 //!   are. A request aimed at a 2026-07-28 HTTP request (which cannot be asked back) is
-//!   refused to the child at once. Other notifications (list changes, resource updates)
-//!   go to every session.
+//!   refused to the child at once. A notification of a 2026-07-28 `subscriptions/listen`
+//!   (its `_meta` names the subscription: the listen request's id) goes to the connection
+//!   that opened it, with that connection's id. Other notifications (list changes,
+//!   resource updates) go to every session.
 //! - **A dead child**: every request in flight is answered with a JSON-RPC error.
 
 use std::collections::HashMap;
 
+use ferry::protocol::types::keys::SUBSCRIPTION_ID;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -334,11 +337,26 @@ impl Mux {
                 Vec::new()
             }
             (Some(_), None) => {
-                self.broadcast(&frame(&message));
+                match self.subscription(&mut message) {
+                    Some(client) => self.send(client, frame(&message)),
+                    None => self.broadcast(&frame(&message)),
+                }
                 Vec::new()
             }
             (None, None) => Vec::new(),
         }
+    }
+
+    /// For a notification of a `subscriptions/listen` stream (its `_meta` names the
+    /// subscription, which is the listen request's id): the connection that opened it,
+    /// the subscription id put back to that connection's own.
+    fn subscription(&self, message: &mut Value) -> Option<ClientId> {
+        let slot = message
+            .pointer_mut("/params/_meta")?
+            .get_mut(SUBSCRIPTION_ID)?;
+        let pending = self.pending.get(&slot.as_u64()?)?;
+        *slot = pending.id.clone();
+        Some(pending.client)
     }
 
     fn broadcast(&self, frame: &Frame) {
@@ -357,6 +375,13 @@ impl Mux {
         self.forget_token(pending.token.as_deref());
         match pending.kind {
             Kind::Call => {
+                // A listen stream's end names its subscription (the request's id) too.
+                if let Some(slot) = message
+                    .pointer_mut("/result/_meta")
+                    .and_then(|meta| meta.get_mut(SUBSCRIPTION_ID))
+                {
+                    *slot = pending.id.clone();
+                }
                 message["id"] = pending.id;
                 self.send(pending.client, frame(&message));
             }

@@ -160,3 +160,50 @@ fn list_changes_go_to_every_session_and_to_no_stateless_request() {
     );
     assert!(stateless.try_recv().is_err());
 }
+
+#[test]
+fn a_listen_streams_notifications_go_to_the_request_that_opened_it() {
+    let mut mux = Mux::default();
+    let mut session = attach(&mut mux, 1, false);
+    let mut listening = attach(&mut mux, 2, true);
+    let mut other = attach(&mut mux, 3, true);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
+    let listen = bytes(
+        json!({"jsonrpc": "2.0", "id": "sub-1", "method": "subscriptions/listen",
+        "params": {"_meta": meta, "notifications": {"toolsListChanged": true}}}),
+    );
+    let to_child = one(mux.client_frame(2, &listen));
+    let n = to_child["id"].clone();
+    assert_ne!(n, json!("sub-1"));
+    // The acknowledgement and later notifications name the bridge's id: they go to the
+    // listening request alone, naming its own id.
+    for method in [
+        "notifications/subscriptions/acknowledged",
+        "notifications/tools/list_changed",
+    ] {
+        let note = json!({"jsonrpc": "2.0", "method": method,
+            "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": n}}});
+        assert!(mux.child_frame(&bytes(note)).is_empty());
+        let got = parse(&listening.try_recv().expect(method));
+        assert_eq!(got["method"], method);
+        assert_eq!(
+            got["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+            "sub-1"
+        );
+        assert!(session.try_recv().is_err(), "{method} not for the session");
+        assert!(
+            other.try_recv().is_err(),
+            "{method} not for another request"
+        );
+    }
+    // Its graceful end: the response, naming its own id in both places.
+    let end = json!({"jsonrpc": "2.0", "id": n, "result": {"_meta": {
+        "io.modelcontextprotocol/subscriptionId": n}}});
+    assert!(mux.child_frame(&bytes(end)).is_empty());
+    let got = parse(&listening.try_recv().unwrap());
+    assert_eq!(got["id"], "sub-1");
+    assert_eq!(
+        got["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        "sub-1"
+    );
+}

@@ -72,6 +72,23 @@ impl HttpPeer {
         })
     }
 
+    /// Send `request` and wait for its response's headers, at most `--timeout`: a server
+    /// that never answers (not even with headers) must not hold the checker.
+    async fn headers_of(
+        &self,
+        request: reqwest::RequestBuilder,
+        method: &str,
+    ) -> Result<reqwest::Response, String> {
+        match tokio::time::timeout(self.timeout, request.send()).await {
+            Ok(sent) => sent.map_err(|e| format!("{method} {}: {e}", self.url)),
+            Err(_) => Err(format!(
+                "{method} {}: no response within {} s",
+                self.url,
+                self.timeout.as_secs_f64()
+            )),
+        }
+    }
+
     /// POST one frame; the response's body is read in the background into the queue.
     pub(crate) async fn post(&mut self, frame: &[u8]) -> Result<(), String> {
         let message: Option<Value> = serde_json::from_slice(frame).ok();
@@ -122,10 +139,7 @@ impl HttpPeer {
                 request = request.header("mcp-name", header_value(name));
             }
         }
-        let response = request
-            .send()
-            .await
-            .map_err(|e| format!("POST {}: {e}", self.url))?;
+        let response = self.headers_of(request, "POST").await?;
         let exchange = Exchange {
             method,
             is_request,
@@ -215,10 +229,7 @@ impl HttpPeer {
                 .header(CONTENT_TYPE, "application/json")
                 .body(body.to_owned());
         }
-        let response = request
-            .send()
-            .await
-            .map_err(|e| format!("{method} {}: {e}", self.url))?;
+        let response = self.headers_of(request, method.as_str()).await?;
         let status = response.status();
         let headers = response.headers().clone();
         if content_type(&headers).starts_with("text/event-stream") {

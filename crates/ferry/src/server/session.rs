@@ -284,9 +284,13 @@ impl Session {
             match state.version {
                 Some(version) => version,
                 None if ping => ProtocolVersion::LATEST_SESSION,
+                // -32602: 2026-07-28 requires it for a missing `_meta` field, and a
+                // session-era client learns the same from the message.
                 None => {
-                    return Err(ErrorObject::invalid_request(format!(
-                        "{method} before initialize: send initialize first, or carry {} in _meta",
+                    return Err(ErrorObject::invalid_params(format!(
+                        "{method} before initialize: send initialize first to start a session \
+                         (2025-11-25 and earlier), or carry {} in the request's _meta \
+                         (2026-07-28)",
                         keys::PROTOCOL_VERSION
                     )));
                 }

@@ -28,13 +28,17 @@ pub(super) fn standalone_conflict() -> Response {
     )
 }
 
+/// 400 for a session-era request without a session: -32602 as 2026-07-28 requires for a
+/// request missing its `_meta` fields, with both ways forward in the message.
 pub(super) fn missing_session() -> Response {
     error_response(
         StatusCode::BAD_REQUEST,
         None,
-        ErrorObject::invalid_request(
-            "Bad Request: the Mcp-Session-Id header is required (send initialize first)",
-        ),
+        ErrorObject::invalid_params(format!(
+            "Bad Request: no Mcp-Session-Id header: send initialize first to start a session \
+             (2025-11-25 and earlier), or carry {} in the request's _meta (2026-07-28)",
+            ferry_protocol::types::keys::PROTOCOL_VERSION
+        )),
     )
 }
 
