@@ -789,3 +789,89 @@ async fn many_concurrent_sessions() {
     .expect("10,000 calls over 200 sessions, none stuck (a hang guard, not a speed test)");
     eprintln!("200 sessions x 50 calls: {:?}", started.elapsed());
 }
+
+/// A GET stream whose reader stops reading (a real socket with a small receive buffer,
+/// never read after the headers) is cut once its queue fills: the server holds a bounded
+/// backlog for it, the session goes on, and a new GET stream can take its place.
+#[tokio::test]
+async fn a_slow_sse_reader_is_cut_after_its_queue_fills() {
+    // Events of ~7 KB each: what the kernel buffers is soon full.
+    let uri = format!("memo://{}", "x".repeat(7000));
+    let resource: ferry::protocol::types::Resource =
+        serde_json::from_value(json!({"uri": uri, "name": "big"})).unwrap();
+    let server = Server::builder("slow-reader-test", "1.0.0")
+        .resource(resource, |_cx: Context| async move {
+            Ok::<_, ferry::server::ResourceError>(Vec::new())
+        })
+        .build();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(ferry::http::serve(
+        server.clone(),
+        listener,
+        HttpConfig::default(),
+    ));
+    let f = Fixture {
+        server,
+        url: format!("http://{address}/mcp"),
+        http: reqwest::Client::new(),
+    };
+    let c = f.connect("2025-11-25").await;
+    let subscribe = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe",
+                           "params": {"uri": uri}});
+    assert_eq!(
+        c.post(&subscribe).send().await.unwrap().status(),
+        StatusCode::OK
+    );
+
+    // The slow reader: the GET's headers read, then nothing.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut slow = socket.connect(address).await.unwrap();
+    let request = format!(
+        "GET /mcp HTTP/1.1\r\nHost: {address}\r\nAccept: text/event-stream\r\n\
+         Mcp-Session-Id: {}\r\nMCP-Protocol-Version: 2025-11-25\r\nConnection: close\r\n\r\n",
+        c.id
+    );
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    slow.write_all(request.as_bytes()).await.unwrap();
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let mut byte = [0u8; 1];
+        assert_eq!(slow.read(&mut byte).await.unwrap(), 1, "headers");
+        head.push(byte[0]);
+    }
+    assert!(head.starts_with(b"HTTP/1.1 200"), "{head:?}");
+    // While it is live, no second standalone stream.
+    assert_eq!(c.get().send().await.unwrap().status(), StatusCode::CONFLICT);
+
+    // ~28 MB of updates: far past the kernel's buffers and the stream's queue.
+    for _ in 0..4000 {
+        f.server.notify_resource_updated(&uri);
+        tokio::task::yield_now().await;
+    }
+    // Cut: the standalone slot is free again, and the session still answers.
+    let mut replaced = None;
+    for _ in 0..100 {
+        let response = c.get().send().await.unwrap();
+        if response.status() == StatusCode::OK {
+            replaced = Some(response);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(replaced.is_some(), "the slow reader's stream was never cut");
+    let response = c.post(&call(2, "echo", json!({"text": "x"}))).send().await;
+    assert!(response.is_ok());
+    // What the slow reader is still owed is bounded: it reaches the end of its stream.
+    let mut rest = Vec::new();
+    tokio::time::timeout(Duration::from_secs(30), slow.read_to_end(&mut rest))
+        .await
+        .expect("the cut stream ends")
+        .unwrap();
+    assert!(
+        rest.len() < 20 * 1024 * 1024,
+        "{} bytes still sent to the slow reader",
+        rest.len()
+    );
+}
