@@ -45,6 +45,21 @@ pub(crate) async fn post(
         Shape::Single(rejected) => (rejected, None),
         Shape::Batch(entries) => (None, Some(entries)),
     };
+    // Without a session, what is wrong with the message itself is said first: a batch
+    // (no stateless revision has batches), or a message that is no valid request; only a
+    // valid request hears that it needs a session (or the 2026-07-28 `_meta`).
+    if !headers.contains_key(SESSION_ID) {
+        if batch.is_some() {
+            return bad_request(
+                "JSON-RPC batches are accepted in 2025-03-26 sessions only, and this request \
+                 names no session",
+            );
+        }
+        if let Some(rejected) = rejected {
+            let response = rejected.response;
+            return error_response(StatusCode::BAD_REQUEST, response.id, response.error);
+        }
+    }
     let session = match shared::session_of(shared, headers, data.owner.as_ref()).await {
         Ok(session) => session,
         Err(response) => return response,
