@@ -51,6 +51,8 @@
 //! );
 //! ```
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub mod conform;
 pub mod error_codes;
 pub mod jsonrpc;

@@ -19,15 +19,22 @@
 //! assert_eq!(versions.negotiate("2025-06-18", Era::Session), Some(ProtocolVersion::V2025_06_18));
 //! ```
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub use ferry_protocol as protocol;
 
 #[cfg(feature = "client")]
+#[cfg_attr(docsrs, doc(cfg(feature = "client")))]
 pub mod client;
 #[cfg(feature = "engine")]
+#[cfg_attr(docsrs, doc(cfg(feature = "engine")))]
 pub mod engine;
 #[cfg(feature = "http-server")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http-server")))]
 pub mod http;
 #[cfg(feature = "http-client")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http-client")))]
 pub mod http_client;
 #[cfg(feature = "server")]
+#[cfg_attr(docsrs, doc(cfg(feature = "server")))]
 pub mod server;

@@ -159,6 +159,7 @@ impl ClientBuilder {
     /// connection (DELETE of the session) with `close`; dropping the client does it in the
     /// background.
     #[cfg(feature = "http-client")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http-client")))]
     pub async fn connect_http(
         self,
         url: &str,

@@ -32,7 +32,7 @@ pub(crate) mod related;
 mod result;
 pub(crate) mod scan;
 
-/// The byte searches of [`scan`], for the fuzz targets (`fuzz/checks/classify.rs`).
+/// The byte searches of `scan`, for the fuzz targets (`fuzz/checks/classify.rs`).
 /// Feature `fuzzing` only; not an API.
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
@@ -74,6 +74,7 @@ use ferry_protocol::jsonrpc::{ErrorObject, Notification, Request};
 pub use backend::{Backend, BackendChange, Connection};
 pub use cancel::Cancellation;
 #[cfg(all(unix, feature = "child-process"))]
+#[cfg_attr(docsrs, doc(cfg(all(unix, feature = "child-process"))))]
 pub use child::{
     ChildCommand, ChildProcess, ShutdownOutcome, ShutdownStage, ShutdownTimeouts, StderrMode,
 };

@@ -88,6 +88,7 @@
 //! such router with `TCP_NODELAY`.
 
 #[cfg(feature = "http-auth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http-auth")))]
 pub mod auth;
 mod cors;
 mod events;
@@ -198,6 +199,7 @@ pub struct HttpConfig {
     pub connections: ConnectionLimits,
     /// Require OAuth bearer tokens (see [`auth`]). Default: none.
     #[cfg(feature = "http-auth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http-auth")))]
     pub auth: Option<Arc<auth::ResourceServer>>,
 }
 
@@ -323,6 +325,7 @@ impl HttpConfig {
 
     /// Require OAuth bearer tokens checked by `server` (see [`auth`]).
     #[cfg(feature = "http-auth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http-auth")))]
     pub fn auth(mut self, server: auth::ResourceServer) -> Self {
         self.auth = Some(Arc::new(server));
         self

@@ -62,6 +62,7 @@ mod driver;
 mod exchange;
 mod legacy;
 #[cfg(feature = "http-client-oauth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http-client-oauth")))]
 pub mod oauth;
 mod outgoing;
 mod restore;
@@ -69,7 +70,7 @@ mod session;
 mod shared;
 mod sse;
 
-/// The SSE reading of responses ([`sse`]) on bytes given in chunks, for the fuzz targets
+/// The SSE reading of responses (`sse`) on bytes given in chunks, for the fuzz targets
 /// (`fuzz/checks/sse_reader.rs`). Feature `fuzzing` only; not an API.
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]

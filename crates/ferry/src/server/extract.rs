@@ -228,6 +228,7 @@ handler_fn!(T1, T2, T3, T4,; T5);
 
 // The verified claims the HTTP transport attaches to a request (feature `http-auth`).
 #[cfg(feature = "http-auth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http-auth")))]
 impl FromContext for crate::http::auth::Auth {
     fn from_context(cx: &Context) -> Result<Self, ErrorObject> {
         use crate::http::auth::{Auth, Claims};
@@ -240,6 +241,7 @@ impl FromContext for crate::http::auth::Auth {
 }
 
 #[cfg(feature = "http-auth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http-auth")))]
 impl FromContext for Option<crate::http::auth::Auth> {
     fn from_context(cx: &Context) -> Result<Self, ErrorObject> {
         use crate::http::auth::{Auth, Claims};

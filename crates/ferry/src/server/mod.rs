@@ -60,7 +60,7 @@ mod testing;
 mod tools;
 mod uri_template;
 
-/// The `tools/call` readings by hand ([`members`], [`call_params`]), for the fuzz targets
+/// The `tools/call` readings by hand (`members`, `call_params`), for the fuzz targets
 /// (`fuzz/checks/classify.rs` compares them with serde). Feature `fuzzing` only; not an API.
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]

@@ -24,6 +24,7 @@
 mod redis;
 
 #[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use self::redis::{RedisConfig, RedisSessionStore};
 
 use std::collections::HashMap;

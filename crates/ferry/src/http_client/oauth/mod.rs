@@ -54,7 +54,7 @@ mod scope;
 mod store;
 mod token;
 
-/// Parsing of what authorization servers and protected resources publish ([`discovery`]),
+/// Parsing of what authorization servers and protected resources publish (`discovery`),
 /// for the fuzz targets (`fuzz/checks/oauth_parse.rs`). Feature `fuzzing` only; not an API.
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
