@@ -4,7 +4,7 @@
 //! so a task started on one instance is polled, awaited, listed and cancelled on any.
 
 use ferry_protocol::jsonrpc::ErrorObject;
-use ferry_protocol::types::{Task, TaskStatus};
+use ferry_protocol::types::Task;
 use futures_util::future::BoxFuture;
 
 use super::{Cancellation, HandlerResult};
@@ -23,10 +23,7 @@ impl SharedTask {
     /// Whether the task has ended (completed, failed or cancelled): a share never changes
     /// an ended task.
     pub fn ended(&self) -> bool {
-        matches!(
-            self.task.status,
-            TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
-        )
+        self.task.status.is_terminal()
     }
 }
 

@@ -12,13 +12,27 @@ use super::registry::Change;
 use super::{Server, session};
 use crate::engine::{Backend, BackendChange, Connection, TaskShare, Transport};
 
-impl Backend for Server {
-    fn connect(&self, connection: Connection, transport: Transport) {
-        // The engine's task ends by itself once the transport's input closes.
+impl Server {
+    /// Serve one connection of a transport, its tasks kept in `tasks` too if given. The
+    /// engine's task ends by itself once the transport's input closes.
+    fn connection(
+        &self,
+        connection: Connection,
+        transport: Transport,
+        tasks: Option<Arc<dyn TaskShare>>,
+    ) {
         match connection {
             Connection::Stateless => session::serve_request(self.clone(), transport),
-            Connection::Session | Connection::Legacy => drop(self.serve(transport)),
+            Connection::Session | Connection::Legacy => {
+                drop(session::serve(self.clone(), transport, tasks));
+            }
         }
+    }
+}
+
+impl Backend for Server {
+    fn connect(&self, connection: Connection, transport: Transport) {
+        self.connection(connection, transport, None);
     }
 
     fn connect_shared(
@@ -27,12 +41,7 @@ impl Backend for Server {
         transport: Transport,
         tasks: Arc<dyn TaskShare>,
     ) {
-        match connection {
-            Connection::Stateless => session::serve_request(self.clone(), transport),
-            Connection::Session | Connection::Legacy => {
-                drop(session::serve(self.clone(), transport, Some(tasks)));
-            }
-        }
+        self.connection(connection, transport, Some(tasks));
     }
 
     fn versions(&self) -> &VersionSet {

@@ -74,19 +74,12 @@ impl Entry {
     }
 
     fn is_terminal(&self) -> bool {
-        terminal(self.lock().task.status)
+        self.lock().task.status.is_terminal()
     }
 }
 
 fn unknown(id: &str) -> ErrorObject {
     ErrorObject::invalid_params(format!("no task {id:?}"))
-}
-
-fn terminal(status: TaskStatus) -> bool {
-    matches!(
-        status,
-        TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
-    )
 }
 
 /// The tasks of one connection: those running here, and where the session's tasks are
@@ -325,7 +318,7 @@ async fn finish(
     share: Option<&dyn TaskShare>,
 ) -> Task {
     let current = entry.snapshot();
-    if terminal(current.status) {
+    if current.status.is_terminal() {
         entry.finished.send_replace(true);
         return current;
     }
@@ -344,7 +337,7 @@ async fn finish(
         }
     }
     let mut state = entry.lock();
-    if !terminal(state.task.status) {
+    if !state.task.status.is_terminal() {
         state.task = ended.task;
         state.outcome = ended.outcome;
     }

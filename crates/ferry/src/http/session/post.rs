@@ -6,7 +6,7 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use ferry_protocol::jsonrpc::{ErrorObject, Message};
+use ferry_protocol::jsonrpc::{ErrorObject, Message, Rejected};
 use ferry_protocol::{Feature, ProtocolVersion, RequestId};
 use serde::Deserialize;
 
@@ -56,8 +56,7 @@ pub(crate) async fn post(
             );
         }
         if let Some(rejected) = rejected {
-            let response = rejected.response;
-            return error_response(StatusCode::BAD_REQUEST, response.id, response.error);
+            return invalid_message(rejected);
         }
     }
     let session = match shared::session_of(shared, headers, data.owner.as_ref()).await {
@@ -70,8 +69,7 @@ pub(crate) async fn post(
     // A single message the server cannot accept (not a valid request, notification or
     // response) gets an HTTP error status with its JSON-RPC error, never a silent 202.
     if let Some(rejected) = rejected {
-        let response = rejected.response;
-        return error_response(StatusCode::BAD_REQUEST, response.id, response.error);
+        return invalid_message(rejected);
     }
     let busy = Busy::new(&session);
     if !ids.is_empty() {
@@ -144,6 +142,13 @@ pub(crate) async fn post(
         session.cancelled(id);
     }
     answer(shared, session, stream, rx, busy).await
+}
+
+/// 400 with the JSON-RPC error of a message that is no valid request, notification or
+/// response.
+fn invalid_message(rejected: Rejected) -> Response {
+    let response = rejected.response;
+    error_response(StatusCode::BAD_REQUEST, response.id, response.error)
 }
 
 /// `initialize`: a new session, answered with its id.

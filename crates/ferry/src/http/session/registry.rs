@@ -108,16 +108,7 @@ impl Sessions {
 
     /// End every idle-expired session.
     pub(super) fn sweep(&self, idle: Duration) {
-        let expired: Vec<_> = {
-            let mut map = self.map();
-            let ids: Vec<String> = map
-                .iter()
-                .filter(|(_, s)| s.expired(idle))
-                .map(|(id, _)| id.clone())
-                .collect();
-            ids.into_iter().filter_map(|id| map.remove(&id)).collect()
-        };
-        for session in expired {
+        for session in self.take(|_, s| s.expired(idle)) {
             tracing::debug!(session = %session.id, "session expired");
             session.close();
         }
@@ -127,21 +118,21 @@ impl Sessions {
     /// running here: their records stay in the store, and their next request adopts them
     /// again (here or elsewhere).
     pub(super) fn release_replicas(&self, idle: Duration) {
-        let released: Vec<_> = {
-            let mut map = self.map();
-            let ids: Vec<String> = map
-                .iter()
-                .filter(|(id, s)| {
-                    s.instance.is_some() && s.expired(idle) && !self.running_tasks.any(id)
-                })
-                .map(|(id, _)| id.clone())
-                .collect();
-            ids.into_iter().filter_map(|id| map.remove(&id)).collect()
+        let idle_here = |id: &str, s: &Session| {
+            s.instance.is_some() && s.expired(idle) && !self.running_tasks.any(id)
         };
-        for session in released {
+        for session in self.take(idle_here) {
             tracing::debug!(session = %session.id, "idle here: local engine released");
             session.close();
         }
+    }
+
+    /// Remove from the table every session `which` picks, and hand them over.
+    fn take(&self, which: impl Fn(&str, &Session) -> bool) -> Vec<Arc<Session>> {
+        self.map()
+            .extract_if(|id, s| which(id, s))
+            .map(|(_, session)| session)
+            .collect()
     }
 }
 

@@ -35,11 +35,12 @@ use crate::http::{Connection, Shared};
 /// The answer when the session store cannot be reached: 503 with a JSON-RPC error.
 pub(super) fn unavailable(error: &StoreError) -> Response {
     tracing::warn!("{error}");
-    error_response(
-        StatusCode::SERVICE_UNAVAILABLE,
-        None,
-        ErrorObject::internal_error(format!("{error}; try again shortly")),
-    )
+    error_response(StatusCode::SERVICE_UNAVAILABLE, None, store_error(error))
+}
+
+/// The JSON-RPC error of a request the session store could not serve.
+pub(super) fn store_error(error: &StoreError) -> ErrorObject {
+    ErrorObject::internal_error(format!("{error}; try again shortly"))
 }
 
 /// A new session's local state with its engine and router running, or the refusal (the

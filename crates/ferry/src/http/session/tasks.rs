@@ -45,13 +45,14 @@ pub(super) struct StoreTasks {
 const DEFAULT_RETENTION: Duration = Duration::from_secs(300);
 
 fn unavailable(error: StoreError) -> ErrorObject {
-    ErrorObject::internal_error(format!("{error}; try again shortly"))
+    super::shared::store_error(&error)
 }
 
 impl StoreTasks {
     /// `task` as the store keeps it: an outcome too large to keep becomes a failure.
     fn record(&self, task: &SharedTask) -> Result<TaskRecord, ErrorObject> {
-        let mut task = task.clone();
+        // The task's state is copied only when it must change (an outcome too large).
+        let mut state = std::borrow::Cow::Borrowed(&task.task);
         let mut outcome = task.outcome.as_ref().map(outcome_json).transpose()?;
         if let Some(json) = outcome.as_ref().filter(|j| j.len() > MAX_SHARED_TASK_BYTES) {
             let error = ErrorObject::internal_error(format!(
@@ -59,15 +60,15 @@ impl StoreTasks {
                  ({MAX_SHARED_TASK_BYTES} bytes)",
                 json.len()
             ));
-            task.task.status = TaskStatus::Failed;
-            task.task.status_message = Some(error.message.clone());
+            let state = state.to_mut();
+            state.status = TaskStatus::Failed;
+            state.status_message = Some(error.message.clone());
             outcome = Some(outcome_json(&Err(error))?);
         }
-        let ended = task.ended();
         Ok(TaskRecord {
-            id: task.task.task_id.clone(),
-            ended,
-            task: serde_json::to_string(&task.task).map_err(ErrorObject::internal_error)?,
+            id: state.task_id.clone(),
+            ended: state.status.is_terminal(),
+            task: serde_json::to_string(&*state).map_err(ErrorObject::internal_error)?,
             outcome,
             instance: self.instance.to_string(),
         })
