@@ -21,23 +21,6 @@ pub enum TaskStatus {
     Cancelled,
 }
 
-impl TaskStatus {
-    /// Whether a task in this status has ended (completed, failed or cancelled): it never
-    /// changes again.
-    ///
-    /// ```
-    /// use ferry_protocol::types::TaskStatus;
-    /// assert!(TaskStatus::Cancelled.is_terminal());
-    /// assert!(!TaskStatus::InputRequired.is_terminal());
-    /// ```
-    pub fn is_terminal(self) -> bool {
-        matches!(
-            self,
-            TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
-        )
-    }
-}
-
 /// Asks for a request to run as a task (`params.task`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TaskMetadata {

@@ -89,6 +89,7 @@ pub use related::RelatedSink;
 pub use result::ResultJson;
 #[cfg(unix)]
 pub use stdio::stdio;
+pub(crate) use tasks::terminal;
 pub use tasks::{SharedTask, TaskShare};
 pub use transport::{
     Attachment, Classified, Frame, OVERSIZED_HEAD, Transport, TransportError, TransportEvent,

@@ -4,7 +4,7 @@
 //! so a task started on one instance is polled, awaited, listed and cancelled on any.
 
 use ferry_protocol::jsonrpc::ErrorObject;
-use ferry_protocol::types::Task;
+use ferry_protocol::types::{Task, TaskStatus};
 use futures_util::future::BoxFuture;
 
 use super::{Cancellation, HandlerResult};
@@ -23,8 +23,16 @@ impl SharedTask {
     /// Whether the task has ended (completed, failed or cancelled): a share never changes
     /// an ended task.
     pub fn ended(&self) -> bool {
-        self.task.status.is_terminal()
+        terminal(self.task.status)
     }
+}
+
+/// Whether a task in `status` has ended: it never changes again.
+pub(crate) fn terminal(status: TaskStatus) -> bool {
+    matches!(
+        status,
+        TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
+    )
 }
 
 /// The tasks of one session, kept where every instance of the server reads them.

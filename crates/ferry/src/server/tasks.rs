@@ -36,7 +36,7 @@ use super::context::Context;
 use super::pagination::page;
 use super::reply::{Call, reply};
 use super::tools;
-use crate::engine::{Cancellation, HandlerResult, ResultJson, SharedTask, TaskShare};
+use crate::engine::{Cancellation, HandlerResult, ResultJson, SharedTask, TaskShare, terminal};
 
 /// Tasks one connection may have running at once.
 pub const MAX_ACTIVE_TASKS: usize = 64;
@@ -74,7 +74,7 @@ impl Entry {
     }
 
     fn is_terminal(&self) -> bool {
-        self.lock().task.status.is_terminal()
+        terminal(self.lock().task.status)
     }
 }
 
@@ -318,7 +318,7 @@ async fn finish(
     share: Option<&dyn TaskShare>,
 ) -> Task {
     let current = entry.snapshot();
-    if current.status.is_terminal() {
+    if terminal(current.status) {
         entry.finished.send_replace(true);
         return current;
     }
@@ -337,7 +337,7 @@ async fn finish(
         }
     }
     let mut state = entry.lock();
-    if !state.task.status.is_terminal() {
+    if !terminal(state.task.status) {
         state.task = ended.task;
         state.outcome = ended.outcome;
     }

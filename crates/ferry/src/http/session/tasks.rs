@@ -67,7 +67,7 @@ impl StoreTasks {
         }
         Ok(TaskRecord {
             id: state.task_id.clone(),
-            ended: state.status.is_terminal(),
+            ended: crate::engine::terminal(state.status),
             task: serde_json::to_string(&*state).map_err(ErrorObject::internal_error)?,
             outcome,
             instance: self.instance.to_string(),
