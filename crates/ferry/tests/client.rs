@@ -44,7 +44,7 @@ async fn wait(args: Wait, progress: Progress, cancel: Cancel, stopped: State<Sto
         tokio::select! {
             () = tokio::time::sleep(Duration::from_millis(20)) => {}
             () = cancel.0.cancelled() => {
-                stopped.0.0.store(true, Ordering::SeqCst);
+                stopped.0.store(true, Ordering::SeqCst);
                 return "cancelled".into();
             }
         }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use ferry::engine::CallError;
 use ferry::protocol::ProtocolVersion::{self, *};
 use ferry::protocol::types::{LoggingLevel, Resource, ResourceContents, ResourceTemplate};
-use ferry::server::{Context, ResourceError, Server, TestClient};
+use ferry::server::{Context, ResourceError, Server, TemplateVars, TestClient};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -70,7 +70,7 @@ fn server() -> Server {
                 name: "item".into(),
                 ..Default::default()
             },
-            |uri: String, vars, _cx: Context| async move {
+            |uri: String, vars: TemplateVars, _cx: Context| async move {
                 match vars.get("id").map(String::as_str) {
                     Some("missing") => Err(ResourceError::NotFound(uri)),
                     Some(id) => Ok(vec![ResourceContents::text(
@@ -526,7 +526,7 @@ async fn handlers_take_extractors() {
         let sampling = caps.0.sampling.is_some();
         format!(
             "{} {} (token {token}, sampling {sampling})",
-            greeting.0.0, a.text
+            greeting.0, a.text
         )
     }
     async fn bare(a: Text) -> String {

@@ -11,7 +11,7 @@ use ferry::protocol::types::{
     ContentBlock, GetPromptResult, PromptMessage, Resource, ResourceContents, ResourceTemplate,
     Role,
 };
-use ferry::server::{Context, ResourceError, ServerBuilder};
+use ferry::server::{Context, ResourceError, ServerBuilder, TemplateVars};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -137,7 +137,7 @@ pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
                 mime_type: Some("text/plain".into()),
                 ..Default::default()
             },
-            |uri: String, vars, _cx: Context| async move {
+            |uri: String, vars: TemplateVars, _cx: Context| async move {
                 let id = vars.get("id").cloned().unwrap_or_default();
                 match NOTES.iter().find(|(n, _)| *n == id) {
                     Some((_, text)) => Ok(vec![ResourceContents::text(uri, "text/plain", *text)]),

@@ -226,6 +226,15 @@ pub struct ErrorObject {
     pub data: Option<serde_json::Value>,
 }
 
+/// The message and the code, e.g. `unknown tool "x" (JSON-RPC error -32602)`.
+impl std::fmt::Display for ErrorObject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (JSON-RPC error {})", self.message, self.code)
+    }
+}
+
+impl std::error::Error for ErrorObject {}
+
 impl ErrorObject {
     /// An error with `code` and `message` and no data.
     pub fn new(code: i64, message: impl Into<String>) -> Self {

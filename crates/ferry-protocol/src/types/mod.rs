@@ -5,6 +5,7 @@
 //! are ignored, so any revision's messages parse). Sending goes through
 //! [`crate::conform::Conform`], which shapes a value for one revision.
 
+mod build;
 mod capabilities;
 mod common;
 mod completion;

@@ -209,6 +209,7 @@ impl ClientBuilder {
                 handlers: self.handlers,
                 notifications,
                 log_level: Mutex::new(None),
+                output_schemas: Default::default(),
             }),
         })
     }

@@ -41,6 +41,10 @@ pub enum ClientError {
     /// The server could not be started (a child process).
     #[error("cannot start the server: {0}")]
     Spawn(String),
+    /// The tool answered with an `isError` result (its text), where a typed result was
+    /// expected ([`super::Client::call_tool_as`]).
+    #[error("the tool failed: {0}")]
+    ToolFailed(String),
     /// The server kept asking for input (`input_required`) past the bound.
     #[error("the server still asked for input after {0} rounds")]
     TooManyRounds(u32),

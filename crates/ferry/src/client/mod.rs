@@ -45,6 +45,7 @@ pub(crate) mod error;
 mod handlers;
 #[cfg(unix)]
 mod supervisor;
+mod typed;
 
 use std::sync::{Arc, Mutex};
 
@@ -87,6 +88,8 @@ struct Inner {
     notifications: broadcast::Sender<ServerNotification>,
     /// Stateless era: the log level sent in every request's `_meta`.
     log_level: Mutex<Option<LoggingLevel>>,
+    /// The tools' output schemas as last listed, for [`Client::call_tool_as`].
+    output_schemas: typed::OutputSchemas,
 }
 
 impl Drop for Inner {

@@ -19,9 +19,7 @@ use super::extract::HandlerFn;
 use super::prompts::{IntoPromptResult, PromptEntry, typed_prompt};
 use super::registry::{Change, Entries, Registry, change_feed};
 use super::request_state::{DEFAULT_REQUEST_STATE_TTL, Sealer};
-use super::resources::{
-    ReadResult, ResourceEntry, TemplateEntry, TemplateVars, static_reader, template_reader,
-};
+use super::resources::{ReadHandler, ResourceEntry, TemplateEntry, reader};
 use super::session;
 use super::stats::{Counters, ServerStats};
 use super::tasks;
@@ -93,6 +91,26 @@ pub struct ServerBuilder {
     inner: ServerInner,
     request_state_key: Option<[u8; 32]>,
     request_state_ttl: Duration,
+    /// The application state each handler takes: `(handler, state type)`, checked by
+    /// [`build`](Self::build) against what [`state`](Self::state) was given.
+    needs: Vec<(String, (TypeId, &'static str))>,
+    /// Mistakes found while registering (a name given twice, a template that does not
+    /// parse), reported by [`build`](Self::build).
+    problems: Vec<String>,
+}
+
+/// Why a server could not be built: every mistake found, each naming the handler.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the server cannot be built: {}", .problems.join("; "))]
+pub struct BuildError {
+    problems: Vec<String>,
+}
+
+impl BuildError {
+    /// Each mistake, in the order found.
+    pub fn problems(&self) -> &[String] {
+        &self.problems
+    }
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -103,12 +121,29 @@ impl std::fmt::Debug for ServerBuilder {
     }
 }
 
-fn insert_new<T>(map: &mut Entries<T>, kind: &str, name: String, entry: T) {
-    assert!(
-        !map.contains_key(&name),
-        "{kind} {name:?} is registered twice"
-    );
+/// Insert an entry whose name must be new; the mistake otherwise.
+fn insert_new<T>(map: &mut Entries<T>, kind: &str, name: String, entry: T) -> Result<(), String> {
+    if map.contains_key(&name) {
+        return Err(format!("{kind} {name:?} is registered twice"));
+    }
     map.insert(name, entry);
+    Ok(())
+}
+
+/// The application state of `needs` missing from `states`, as mistakes.
+fn missing_states<'a>(
+    states: &HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    needs: impl IntoIterator<Item = (&'a str, (TypeId, &'static str))>,
+) -> Vec<String> {
+    needs
+        .into_iter()
+        .filter(|(_, (id, _))| !states.contains_key(id))
+        .map(|(handler, (_, name))| {
+            format!(
+                "{handler} takes State<{name}>, but no {name} was given to the builder's `state`"
+            )
+        })
+        .collect()
 }
 
 impl Server {
@@ -140,6 +175,8 @@ impl Server {
             },
             request_state_key: None,
             request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
+            needs: Vec::new(),
+            problems: Vec::new(),
         }
     }
 
@@ -178,12 +215,24 @@ impl Server {
 
     /// Add a tool while serving (see [`ServerBuilder::tool`]); connected clients get
     /// `notifications/tools/list_changed`. Replaces a tool of the same name.
+    ///
+    /// # Panics
+    ///
+    /// If the tool could not have been built: its arguments' schema is not an object, or
+    /// it takes a [`State`](super::State) the server was not given.
     pub fn add_tool<M, H>(&self, name: &str, description: &str, f: H)
     where
         H: HandlerFn<M>,
         H::Output: IntoToolResult,
     {
         let entry = typed_tool(Tool::described(name, description), f);
+        let what = format!("tool {name:?}");
+        let mut problems = missing_states(
+            &self.inner.states,
+            H::required_states().into_iter().map(|s| (what.as_str(), s)),
+        );
+        problems.extend(entry.schema_problem());
+        assert!(problems.is_empty(), "{}", problems.join("; "));
         self.inner.tools.edit(|m| m.insert(name.to_owned(), entry));
         self.changed(Change::Tools);
     }
@@ -198,13 +247,19 @@ impl Server {
     }
 
     /// Add a static resource while serving (see [`ServerBuilder::resource`]).
-    pub fn add_resource<F, Fut>(&self, resource: Resource, read: F)
-    where
-        F: Fn(Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ReadResult> + Send + 'static,
-    {
+    ///
+    /// # Panics
+    ///
+    /// If the reader takes a [`State`](super::State) the server was not given.
+    pub fn add_resource<M, R: ReadHandler<M>>(&self, resource: Resource, read: R) {
+        let what = format!("resource {:?}", resource.uri);
+        let problems = missing_states(
+            &self.inner.states,
+            R::required_states().into_iter().map(|s| (what.as_str(), s)),
+        );
+        assert!(problems.is_empty(), "{}", problems.join("; "));
         let entry = ResourceEntry {
-            read: static_reader(read),
+            read: reader(read),
             resource,
         };
         self.inner
@@ -223,11 +278,21 @@ impl Server {
     }
 
     /// Add a prompt while serving (see [`ServerBuilder::prompt`]).
+    ///
+    /// # Panics
+    ///
+    /// If the prompt takes a [`State`](super::State) the server was not given.
     pub fn add_prompt<M, H>(&self, name: &str, description: &str, f: H)
     where
         H: HandlerFn<M>,
         H::Output: IntoPromptResult,
     {
+        let what = format!("prompt {name:?}");
+        let problems = missing_states(
+            &self.inner.states,
+            H::required_states().into_iter().map(|s| (what.as_str(), s)),
+        );
+        assert!(problems.is_empty(), "{}", problems.join("; "));
         let entry = typed_prompt(described_prompt(name, description), f);
         self.inner
             .prompts
@@ -413,16 +478,31 @@ impl ServerBuilder {
 
     /// Add a tool with a full description (title, annotations, icons...). The input schema
     /// is replaced by the one derived from `A`.
-    pub fn tool_with<M, H>(self, tool: Tool, f: H) -> Self
+    pub fn tool_with<M, H>(mut self, tool: Tool, f: H) -> Self
     where
         H: HandlerFn<M>,
         H::Output: IntoToolResult,
     {
         let name = tool.name.clone();
+        self.need(format!("tool {name:?}"), H::required_states());
         let entry = typed_tool(tool, f);
-        self.inner
+        self.insert_tool(name, entry)
+    }
+
+    /// Note the application state a handler takes, for [`build`](Self::build) to check.
+    fn need(&mut self, handler: String, states: Vec<(TypeId, &'static str)>) {
+        self.needs
+            .extend(states.into_iter().map(|state| (handler.clone(), state)));
+    }
+
+    fn insert_tool(mut self, name: String, entry: ToolEntry) -> Self {
+        if let Err(problem) = self
+            .inner
             .tools
-            .edit(|m| insert_new(m, "tool", name, entry));
+            .edit(|m| insert_new(m, "tool", name, entry))
+        {
+            self.problems.push(problem);
+        }
         self
     }
 
@@ -438,46 +518,58 @@ impl ServerBuilder {
     {
         let name = tool.name.clone();
         let entry = raw_tool(tool, f);
-        self.inner
-            .tools
-            .edit(|m| insert_new(m, "tool", name, entry));
-        self
+        self.insert_tool(name, entry)
     }
 
-    /// Add a static resource, read by `read`.
-    pub fn resource<F, Fut>(self, resource: Resource, read: F) -> Self
-    where
-        F: Fn(Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ReadResult> + Send + 'static,
-    {
+    /// Add a static resource, read by `read`: an async function of extractors (see
+    /// [`ReadHandler`]).
+    pub fn resource<M, R: ReadHandler<M>>(mut self, resource: Resource, read: R) -> Self {
         let uri = resource.uri.clone();
+        self.need(format!("resource {uri:?}"), R::required_states());
         let entry = ResourceEntry {
             resource,
-            read: static_reader(read),
+            read: reader(read),
         };
-        self.inner
+        if let Err(problem) = self
+            .inner
             .resources
-            .edit(|m| insert_new(m, "resource", uri, entry));
+            .edit(|m| insert_new(m, "resource", uri, entry))
+        {
+            self.problems.push(problem);
+        }
         self
     }
 
     /// Add a resource template: `read` gets the URI and the variables it matched
-    /// (RFC 6570). A template that does not parse panics: it is a programming error.
-    pub fn resource_template<F, Fut>(self, template: ResourceTemplate, read: F) -> Self
-    where
-        F: Fn(String, TemplateVars, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ReadResult> + Send + 'static,
-    {
-        let matcher = UriTemplate::parse(&template.uri_template).unwrap_or_else(|e| panic!("{e}"));
+    /// (RFC 6570) and extractors (see [`ReadHandler`]). A template that does not parse is
+    /// a mistake [`build`](Self::build) reports.
+    pub fn resource_template<M, R: ReadHandler<M>>(
+        mut self,
+        template: ResourceTemplate,
+        read: R,
+    ) -> Self {
         let key = template.uri_template.clone();
+        self.need(format!("resource template {key:?}"), R::required_states());
+        let matcher = match UriTemplate::parse(&template.uri_template) {
+            Ok(matcher) => matcher,
+            Err(e) => {
+                self.problems
+                    .push(format!("resource template {key:?} does not parse: {e}"));
+                return self;
+            }
+        };
         let entry = TemplateEntry {
             template,
             matcher,
-            read: template_reader(read),
+            read: reader(read),
         };
-        self.inner
+        if let Err(problem) = self
+            .inner
             .templates
-            .edit(|m| insert_new(m, "resource template", key, entry));
+            .edit(|m| insert_new(m, "resource template", key, entry))
+        {
+            self.problems.push(problem);
+        }
         self
     }
 
@@ -494,16 +586,21 @@ impl ServerBuilder {
 
     /// Add a prompt with a full description (title, icons...). Its arguments are replaced
     /// by the ones derived from `A`.
-    pub fn prompt_with<M, H>(self, prompt: Prompt, f: H) -> Self
+    pub fn prompt_with<M, H>(mut self, prompt: Prompt, f: H) -> Self
     where
         H: HandlerFn<M>,
         H::Output: IntoPromptResult,
     {
         let name = prompt.name.clone();
+        self.need(format!("prompt {name:?}"), H::required_states());
         let entry = typed_prompt(prompt, f);
-        self.inner
+        if let Err(problem) = self
+            .inner
             .prompts
-            .edit(|m| insert_new(m, "prompt", name, entry));
+            .edit(|m| insert_new(m, "prompt", name, entry))
+        {
+            self.problems.push(problem);
+        }
         self
     }
 
@@ -600,11 +697,54 @@ impl ServerBuilder {
     }
 
     /// Finish.
+    ///
+    /// # Panics
+    ///
+    /// On the mistakes [`try_build`](Self::try_build) reports, all named in the message:
+    /// they are programming errors, found here rather than at every call.
     pub fn build(self) -> Server {
+        self.try_build().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Finish, or report every mistake: a name or URI registered twice, a resource
+    /// template that does not parse, a tool whose arguments' schema is not an object
+    /// (`inputSchema` must be), a handler taking a [`State`](super::State) of a type
+    /// [`state`](Self::state) was not given.
+    ///
+    /// ```
+    /// use ferry::server::{Server, State};
+    ///
+    /// struct Notes;
+    ///
+    /// async fn count(_notes: State<Notes>) -> String {
+    ///     "0".into()
+    /// }
+    ///
+    /// let error = Server::builder("notes", "1").tool("count", "Count", count).try_build().unwrap_err();
+    /// assert!(error.to_string().contains("Notes was given"), "{error}");
+    /// ```
+    pub fn try_build(self) -> Result<Server, BuildError> {
+        let mut problems = self.problems;
+        // Deriving the schemas here (they are kept) checks them before any client asks.
+        problems.extend(
+            self.inner
+                .tools
+                .snapshot()
+                .entries
+                .values()
+                .filter_map(|entry| entry.schema_problem()),
+        );
+        problems.extend(missing_states(
+            &self.inner.states,
+            self.needs.iter().map(|(h, s)| (h.as_str(), *s)),
+        ));
+        if !problems.is_empty() {
+            return Err(BuildError { problems });
+        }
         let mut inner = self.inner;
         inner.sealer = Sealer::new(self.request_state_key, self.request_state_ttl);
-        Server {
+        Ok(Server {
             inner: Arc::new(inner),
-        }
+        })
     }
 }

@@ -55,13 +55,30 @@ impl Arguments<'_> {
     /// Raw text is parsed directly; if that fails, the map path runs to produce the error
     /// (with the argument's path, as before), or the value if the map path accepts it
     /// (a key given twice: the map keeps the last, as it always did).
-    pub(crate) fn parse<T: DeserializeOwned>(self) -> Result<T, String> {
+    ///
+    /// `()` is the type of a tool without arguments: it accepts only an empty object (its
+    /// schema is `{"type":"object","additionalProperties":false}`, see `tools::schema_of_args`).
+    pub(crate) fn parse<T: DeserializeOwned + 'static>(self) -> Result<T, String> {
+        if std::any::TypeId::of::<T>() == std::any::TypeId::of::<()>() {
+            return self.parse_nothing();
+        }
         if let Arguments::Raw(raw) = &self
             && let Ok(args) = serde_json::from_str(raw)
         {
             return Ok(args);
         }
         self.parse_as_map()
+    }
+
+    /// [`parse`](Self::parse) of `()`: no argument may be given.
+    #[cold]
+    fn parse_nothing<T: DeserializeOwned>(self) -> Result<T, String> {
+        if let Some(name) = self.into_object().keys().next() {
+            return Err(format!(
+                "invalid argument `{name}`: this tool takes no arguments"
+            ));
+        }
+        serde_json::from_value(serde_json::Value::Null).map_err(|e| e.to_string())
     }
 
     /// [`parse`](Self::parse) through the map: out of line, so that the code every call

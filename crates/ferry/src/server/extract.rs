@@ -14,14 +14,12 @@
 //! struct Hits(AtomicU64);
 //!
 //! async fn count(args: Count, hits: State<Hits>, progress: Progress, cancel: Cancel) -> String {
-//!     hits.0.0.fetch_add(1, Ordering::Relaxed);
+//!     hits.0.fetch_add(1, Ordering::Relaxed);
 //!     for i in 1..=args.to {
-//!         if cancel.0.is_cancelled() {
+//!         if cancel.is_cancelled() {
 //!             return "stopped".into();
 //!         }
-//!         if let Some(p) = &progress.0 {
-//!             let _ = p.report(i as f64, Some(args.to as f64), None).await;
-//!         }
+//!         progress.report(i as f64, Some(args.to as f64), None).await;
 //!     }
 //!     format!("counted to {}", args.to)
 //! }
@@ -38,6 +36,7 @@
 //! assert_eq!(server.tool_names(), ["count", "ping"]);
 //! ```
 
+use std::any::TypeId;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -68,6 +67,14 @@ pub trait FromContext: Sized + Send + 'static {
     fn from_context_owned(cx: Context) -> Result<Self, ErrorObject> {
         Self::from_context(&cx)
     }
+
+    /// The application state this extractor takes (its type and name), so that building
+    /// a server whose handlers ask for state it was not given fails at once instead of at
+    /// every call. `None` by default.
+    #[doc(hidden)]
+    fn required_state() -> Option<(TypeId, &'static str)> {
+        None
+    }
 }
 
 impl FromContext for Context {
@@ -80,13 +87,31 @@ impl FromContext for Context {
     }
 }
 
-/// Application state given to [`super::ServerBuilder::state`], by type.
+/// Application state given to [`super::ServerBuilder::state`], by type. Derefs to `T`.
+///
+/// A server whose handlers take a `State<T>` it was not given a `T` for does not build:
+/// [`ServerBuilder::build`](super::ServerBuilder::build) names the handler and the type.
 #[derive(Debug)]
-pub struct State<T>(pub Arc<T>);
+pub struct State<T>(Arc<T>);
+
+impl<T> State<T> {
+    /// The shared value itself (to keep it beyond the call, say).
+    pub fn arc(&self) -> &Arc<T> {
+        &self.0
+    }
+}
 
 impl<T> Clone for State<T> {
     fn clone(&self) -> Self {
         State(Arc::clone(&self.0))
+    }
+}
+
+impl<T> std::ops::Deref for State<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
     }
 }
 
@@ -98,6 +123,10 @@ impl<T: Send + Sync + 'static> FromContext for State<T> {
                 std::any::type_name::<T>()
             ))
         })
+    }
+
+    fn required_state() -> Option<(TypeId, &'static str)> {
+        Some((TypeId::of::<T>(), std::any::type_name::<T>()))
     }
 }
 
@@ -111,6 +140,16 @@ impl FromContext for Progress {
     }
 }
 
+impl Progress {
+    /// Report progress (`notifications/progress`) if the client asked for it; nothing
+    /// otherwise. A failure to send (the client is gone) is not the handler's concern.
+    pub async fn report(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        if let Some(reporter) = &self.0 {
+            let _ = reporter.report(progress, total, message).await;
+        }
+    }
+}
+
 /// The request's cancellation token: cancelled when the client cancels or hangs up.
 #[derive(Clone, Debug)]
 pub struct Cancel(pub Cancellation);
@@ -118,6 +157,14 @@ pub struct Cancel(pub Cancellation);
 impl FromContext for Cancel {
     fn from_context(cx: &Context) -> Result<Self, ErrorObject> {
         Ok(Cancel(cx.cancel.clone()))
+    }
+}
+
+impl std::ops::Deref for Cancel {
+    type Target = Cancellation;
+
+    fn deref(&self) -> &Cancellation {
+        &self.0
     }
 }
 
@@ -153,7 +200,10 @@ impl FromContext for ClientCaps {
     message = "`{Self}` is not a handler",
     note = "a handler is an async fn (or closure returning a future) taking the typed \
             arguments (Deserialize + JsonSchema) and then extractors such as Context, \
-            State<T>, Progress, Cancel, Peer, Meta"
+            State<T>, Progress, Cancel, Peer, Meta, or only extractors",
+    note = "if the arguments type derives JsonSchema and still is not accepted, it may \
+            derive another version's JsonSchema: derive `ferry::schemars::JsonSchema` (or \
+            depend on the schemars version ferry uses, `cargo tree -d schemars` shows both)"
 )]
 pub trait HandlerFn<M>: Send + Sync + 'static {
     /// The typed arguments; the input schema comes from this type.
@@ -168,7 +218,19 @@ pub trait HandlerFn<M>: Send + Sync + 'static {
         args: Self::Args,
         cx: Context,
     ) -> impl Future<Output = Result<Self::Output, ErrorObject>> + Send + 'static;
+
+    /// The application state the extractors take (see [`FromContext::required_state`]).
+    #[doc(hidden)]
+    fn required_states() -> Vec<(TypeId, &'static str)> {
+        Vec::new()
+    }
 }
+
+/// The marker of handlers without an arguments parameter (their `Args` are `()`, whose
+/// input schema is an object without properties).
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct NoArgs;
 
 /// A handler's future, or the refusal of an extractor.
 fn called<Fut: Future>(
@@ -214,6 +276,51 @@ macro_rules! handler_fn {
                     Ok(self(args, $($t,)* $($last)?))
                 };
                 called(future)
+            }
+
+            fn required_states() -> Vec<(TypeId, &'static str)> {
+                let states: &[Option<(TypeId, &'static str)>] =
+                    &[$($t::required_state(),)* $($last::required_state())?];
+                states.iter().flatten().copied().collect()
+            }
+        }
+
+        // The same handler without an arguments parameter: only extractors.
+        impl<F, Fut, $($t,)* $($last)?> HandlerFn<(NoArgs, $($t,)* $($last)?)> for F
+        where
+            F: Fn($($t,)* $($last)?) -> Fut + Send + Sync + 'static,
+            Fut: Future + Send + 'static,
+            Fut::Output: Send + 'static,
+            $($t: FromContext,)*
+            $($last: FromContext,)?
+        {
+            type Args = ();
+            type Output = Fut::Output;
+
+            #[allow(non_snake_case, unused_variables, unused_labels)]
+            fn call(
+                &self,
+                _args: (),
+                cx: Context,
+            ) -> impl Future<Output = Result<Self::Output, ErrorObject>> + Send + 'static {
+                let future = 'extract: {
+                    $(let $t = match $t::from_context(&cx) {
+                        Ok(value) => value,
+                        Err(error) => break 'extract Err(error),
+                    };)*
+                    $(let $last = match $last::from_context_owned(cx) {
+                        Ok(value) => value,
+                        Err(error) => break 'extract Err(error),
+                    };)?
+                    Ok(self($($t,)* $($last)?))
+                };
+                called(future)
+            }
+
+            fn required_states() -> Vec<(TypeId, &'static str)> {
+                let states: &[Option<(TypeId, &'static str)>] =
+                    &[$($t::required_state(),)* $($last::required_state())?];
+                states.iter().flatten().copied().collect()
             }
         }
     };

@@ -49,6 +49,7 @@ mod members;
 mod mrtr;
 mod pagination;
 mod prompts;
+mod register;
 mod registry;
 mod reply;
 mod request_state;
@@ -116,7 +117,7 @@ pub mod fuzzing {
     }
 }
 
-pub use builder::{DEFAULT_PAGE_SIZE, Server, ServerBuilder};
+pub use builder::{BuildError, DEFAULT_PAGE_SIZE, Server, ServerBuilder};
 pub use completion::CompletionRequest;
 pub use context::{Context, ToolContext};
 pub use extract::{Cancel, ClientCaps, FromContext, HandlerFn, Meta, Progress, State};
@@ -124,8 +125,11 @@ pub use input::InputError;
 pub use listen::{MAX_RESOURCE_SUBSCRIPTIONS, MAX_SUBSCRIBED_URI_BYTES};
 pub use log_layer::ClientLogLayer;
 pub use prompts::IntoPromptResult;
+#[doc(hidden)]
+pub use register::macro_support;
+pub use register::{Register, RegisterShared};
 pub use request_state::DEFAULT_REQUEST_STATE_TTL;
-pub use resources::{ReadResult, ResourceError, TemplateVars};
+pub use resources::{ReadHandler, ReadResult, ResourceError, TemplateVars};
 pub use stats::ServerStats;
 pub use tasks::{DEFAULT_TASK_TTL, MAX_ACTIVE_TASKS, MAX_STORED_TASKS, MAX_TASK_TTL};
 pub use testing::{TestClient, TestResponder};

@@ -41,7 +41,13 @@ pub(crate) struct PromptEntry {
 ///
 /// Implemented for [`GetPromptResult`] (as is), `Vec<PromptMessage>`, `String` (one user
 /// message), and `Result<T, E>` where an `Err` becomes a `-32603` error with `E`'s
-/// message.
+/// message, or, when `E` is an [`ErrorObject`], that error as it is: return
+/// `Err(ErrorObject::invalid_params(...))` for an argument value the prompt does not accept.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a prompt",
+    note = "return a String (one user message), a Vec<PromptMessage>, a GetPromptResult, or a \
+            Result of one of these (an `Err(ErrorObject)` is answered as it is)"
+)]
 pub trait IntoPromptResult {
     /// The rendering, or the error to answer with.
     fn into_prompt_result(self) -> Result<GetPromptResult, ErrorObject>;
@@ -72,10 +78,15 @@ impl IntoPromptResult for String {
     }
 }
 
-impl<T: IntoPromptResult, E: std::fmt::Display> IntoPromptResult for Result<T, E> {
+impl<T: IntoPromptResult, E: std::fmt::Display + 'static> IntoPromptResult for Result<T, E> {
     fn into_prompt_result(self) -> Result<GetPromptResult, ErrorObject> {
-        self.map_err(ErrorObject::internal_error)?
-            .into_prompt_result()
+        self.map_err(
+            |error| match (&error as &dyn std::any::Any).downcast_ref::<ErrorObject>() {
+                Some(chosen) => chosen.clone(),
+                None => ErrorObject::internal_error(error),
+            },
+        )?
+        .into_prompt_result()
     }
 }
 
@@ -121,7 +132,12 @@ where
     let get: PromptFn = Arc::new(move |arguments, cx| {
         let handler = Arc::clone(&handler);
         Box::pin(async move {
-            let value = serde_json::to_value(arguments).map_err(ErrorObject::internal_error)?;
+            // A prompt without an arguments parameter (`()`) ignores what it is given.
+            let value = if std::any::TypeId::of::<H::Args>() == std::any::TypeId::of::<()>() {
+                serde_json::Value::Null
+            } else {
+                serde_json::to_value(arguments).map_err(ErrorObject::internal_error)?
+            };
             let args: H::Args = serde_path_to_error::deserialize(value).map_err(|e| {
                 let path = e.path().to_string();
                 ErrorObject::invalid_params(if path == "." {

@@ -1,5 +1,6 @@
 //! Resources: static resources, templates matched by RFC 6570, reads and subscriptions.
 
+use std::any::TypeId;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use indexmap::IndexMap;
 
 use super::builder::Server;
 use super::context::Context;
+use super::extract::FromContext;
 use super::log_layer::{LogTarget, scoped};
 use super::mrtr::{drive, missing_capability};
 use super::pagination::page;
@@ -35,15 +37,29 @@ pub(crate) type ReadFn =
     Arc<dyn Fn(String, TemplateVars, Context) -> BoxFuture<ReadResult> + Send + Sync>;
 
 /// Why a resource could not be read.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum ResourceError {
     /// No such resource (answered with the revision's not-found code: `-32002` until
     /// 2025-11-25, `-32602` from 2026-07-28).
     #[error("resource not found: {0}")]
     NotFound(String),
+    /// The request is wrong: a variable's value the server does not accept, say (answered
+    /// with `-32602`).
+    #[error("invalid resource request: {0}")]
+    InvalidParams(String),
     /// Reading failed (answered with `-32603`).
     #[error("reading the resource failed: {0}")]
     Failed(String),
+    /// The answer is this JSON-RPC error, as it is (an extractor's refusal, or an error of
+    /// the reader's own choosing).
+    #[error("{}", .0.message)]
+    Rejected(ErrorObject),
+}
+
+impl From<ErrorObject> for ResourceError {
+    fn from(error: ErrorObject) -> Self {
+        ResourceError::Rejected(error)
+    }
 }
 
 impl ResourceError {
@@ -54,7 +70,9 @@ impl ResourceError {
                 format!("resource not found: {uri}"),
             )
             .with_data(serde_json::json!({ "uri": uri })),
+            ResourceError::InvalidParams(message) => ErrorObject::invalid_params(message),
             ResourceError::Failed(message) => ErrorObject::internal_error(message),
+            ResourceError::Rejected(error) => error,
         }
     }
 }
@@ -74,22 +92,117 @@ pub(crate) struct TemplateEntry {
     pub(crate) read: ReadFn,
 }
 
-/// Wrap a reader of a static resource.
-pub(crate) fn static_reader<F, Fut>(read: F) -> ReadFn
-where
-    F: Fn(Context) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = ReadResult> + Send + 'static,
-{
-    Arc::new(move |_uri, _vars, cx| Box::pin(read(cx)))
+/// An async function usable as a resource reader, taking the same extractors as tools and
+/// prompts ([`FromContext`]: `Context`, `State<T>`, `Cancel`, `Peer`...): either only
+/// extractors, or first the requested URI and the variables a template matched
+/// (`String`, [`TemplateVars`]; empty for a static resource), then extractors. It returns a
+/// [`ReadResult`]. `M` only tells the implementations apart.
+///
+/// ```
+/// use ferry::protocol::types::{Resource, ResourceContents, ResourceTemplate};
+/// use ferry::server::{ReadResult, Server, State, TemplateVars};
+///
+/// struct Notes(Vec<String>);
+///
+/// async fn all(notes: State<Notes>) -> ReadResult {
+///     Ok(vec![ResourceContents::text("notes://all", "text/plain", notes.0.join("\n"))])
+/// }
+///
+/// async fn one(uri: String, vars: TemplateVars, notes: State<Notes>) -> ReadResult {
+///     let index: usize = vars["id"].parse().map_err(|_| ferry::server::ResourceError::NotFound(uri.clone()))?;
+///     let note = notes.0.get(index).ok_or_else(|| ferry::server::ResourceError::NotFound(uri.clone()))?;
+///     Ok(vec![ResourceContents::text(uri, "text/plain", note.clone())])
+/// }
+///
+/// let server = Server::builder("notes", "1")
+///     .state(Notes(vec!["first".into()]))
+///     .resource(Resource::new("notes://all", "all"), all)
+///     .resource_template(ResourceTemplate::new("notes://{id}", "note"), one)
+///     .build();
+/// # let _ = server;
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a resource reader",
+    note = "a reader is an async fn taking extractors (Context, State<T>, Cancel, Peer, \
+            Meta...), or (String, TemplateVars) and then extractors, and returning a ReadResult"
+)]
+pub trait ReadHandler<M>: Send + Sync + 'static {
+    /// Read `uri` (whose template matched `vars`) for the request of `cx`.
+    fn read(&self, uri: String, vars: TemplateVars, cx: Context) -> BoxFuture<ReadResult>;
+
+    /// The application state the extractors take (see [`FromContext::required_state`]).
+    #[doc(hidden)]
+    fn required_states() -> Vec<(TypeId, &'static str)> {
+        Vec::new()
+    }
 }
 
-/// Wrap a reader of a resource template.
-pub(crate) fn template_reader<F, Fut>(read: F) -> ReadFn
-where
-    F: Fn(String, TemplateVars, Context) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = ReadResult> + Send + 'static,
-{
-    Arc::new(move |uri, vars, cx| Box::pin(read(uri, vars, cx)))
+/// The marker of readers taking only extractors.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Extractors;
+
+/// The marker of readers taking the URI and the template's variables first.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct UriAndVars;
+
+macro_rules! read_handler {
+    ($($t:ident),*) => {
+        impl<F, Fut, $($t,)*> ReadHandler<(Extractors, $($t,)*)> for F
+        where
+            F: Fn($($t,)*) -> Fut + Send + Sync + 'static,
+            Fut: Future<Output = ReadResult> + Send + 'static,
+            $($t: FromContext,)*
+        {
+            #[allow(non_snake_case, unused_variables)]
+            fn read(&self, _uri: String, _vars: TemplateVars, cx: Context) -> BoxFuture<ReadResult> {
+                $(let $t = match $t::from_context(&cx) {
+                    Ok(value) => value,
+                    Err(error) => return Box::pin(std::future::ready(Err(ResourceError::Rejected(error)))),
+                };)*
+                Box::pin(self($($t,)*))
+            }
+
+            fn required_states() -> Vec<(TypeId, &'static str)> {
+                let states: &[Option<(TypeId, &'static str)>] = &[$($t::required_state(),)*];
+                states.iter().flatten().copied().collect()
+            }
+        }
+
+        impl<F, Fut, $($t,)*> ReadHandler<(UriAndVars, $($t,)*)> for F
+        where
+            F: Fn(String, TemplateVars, $($t,)*) -> Fut + Send + Sync + 'static,
+            Fut: Future<Output = ReadResult> + Send + 'static,
+            $($t: FromContext,)*
+        {
+            #[allow(non_snake_case, unused_variables)]
+            fn read(&self, uri: String, vars: TemplateVars, cx: Context) -> BoxFuture<ReadResult> {
+                $(let $t = match $t::from_context(&cx) {
+                    Ok(value) => value,
+                    Err(error) => return Box::pin(std::future::ready(Err(ResourceError::Rejected(error)))),
+                };)*
+                Box::pin(self(uri, vars, $($t,)*))
+            }
+
+            fn required_states() -> Vec<(TypeId, &'static str)> {
+                let states: &[Option<(TypeId, &'static str)>] = &[$($t::required_state(),)*];
+                states.iter().flatten().copied().collect()
+            }
+        }
+    };
+}
+
+read_handler!();
+read_handler!(T1);
+read_handler!(T1, T2);
+read_handler!(T1, T2, T3);
+read_handler!(T1, T2, T3, T4);
+read_handler!(T1, T2, T3, T4, T5);
+
+/// Wrap a reader.
+pub(crate) fn reader<M, R: ReadHandler<M>>(read: R) -> ReadFn {
+    Arc::new(move |uri, vars, cx| read.read(uri, vars, cx))
 }
 
 /// `resources/list`.

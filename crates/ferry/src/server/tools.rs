@@ -146,9 +146,25 @@ impl ToolEntry {
     }
 }
 
+impl ToolEntry {
+    /// What is wrong with the tool's input schema, if anything: it must be an object.
+    pub(crate) fn schema_problem(&self) -> Option<String> {
+        let tool = self.tool();
+        match tool.input_schema.get("type") {
+            Some(serde_json::Value::String(t)) if t == "object" => None,
+            other => Some(format!(
+                "tool {:?}'s input schema must have \"type\": \"object\" (arguments are a JSON \
+                 object), not {}; take a struct of named fields, or no arguments parameter",
+                tool.name,
+                other.map_or_else(|| "no type".to_owned(), |t| t.to_string())
+            )),
+        }
+    }
+}
+
 /// Write `A`'s input schema, and `O`'s output schema unless one was given, into `tool`.
-fn derive_schemas<A: JsonSchema, O: IntoToolResult>(tool: &mut Tool) {
-    tool.input_schema = schema_for::<A>();
+fn derive_schemas<A: JsonSchema + 'static, O: IntoToolResult>(tool: &mut Tool) {
+    tool.input_schema = schema_of_args::<A>();
     if tool.output_schema.is_none() {
         tool.output_schema = O::output_schema();
     }
@@ -156,12 +172,13 @@ fn derive_schemas<A: JsonSchema, O: IntoToolResult>(tool: &mut Tool) {
 
 /// A tool's result, from a handler's return value.
 ///
-/// Implemented for `String` and `&'static str` (one text block), [`CallToolResult`] (as
-/// is), [`Json`] (structured content plus its text), and `Result<T, E>` where an `Err`
-/// becomes an `isError` result with `E`'s message.
+/// Implemented for `String`, `&'static str`, numbers and `bool` (one text block),
+/// [`CallToolResult`] (as is), [`Json`] (structured content plus its text), and
+/// `Result<T, E>` where an `Err` becomes an `isError` result with `E`'s message.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from a tool",
-    note = "return a String, a CallToolResult, Json<T>, or a Result of one of these"
+    note = "return a String, a number, a CallToolResult, Json<T> (structured content of a \
+            Serialize + JsonSchema type), or a Result of one of these"
 )]
 pub trait IntoToolResult {
     /// The result.
@@ -204,6 +221,27 @@ impl IntoToolResult for &'static str {
     }
 }
 
+/// Numbers and booleans: one text block with the value as Rust prints it.
+macro_rules! display_result {
+    ($($ty:ty),*) => {
+        $(
+            impl IntoToolResult for $ty {
+                fn into_tool_result(self) -> CallToolResult {
+                    CallToolResult::success(vec![ContentBlock::text(self.to_string())])
+                }
+
+                fn into_text(self) -> Result<String, Self> {
+                    Ok(self.to_string())
+                }
+            }
+        )*
+    };
+}
+
+display_result!(
+    f32, f64, i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, bool
+);
+
 /// Structured tool output: becomes `structuredContent`, a text block with the same JSON
 /// (for clients that read only text), and the tool's `outputSchema`.
 #[derive(Clone, Debug, PartialEq)]
@@ -244,6 +282,19 @@ impl<T: IntoToolResult, E: std::fmt::Display> IntoToolResult for Result<T, E> {
             Err(error) => Err(Err(error)),
         }
     }
+}
+
+/// The input schema of a tool or prompt whose arguments are an `A`. `()` (a handler without
+/// an arguments parameter) takes none: the spec's recommended schema for a tool without
+/// parameters, not schemars' `{"type":"null"}`, which no client can call.
+pub(crate) fn schema_of_args<A: JsonSchema + 'static>() -> JsonObject {
+    if std::any::TypeId::of::<A>() == std::any::TypeId::of::<()>() {
+        let mut object = JsonObject::new();
+        object.insert("type".into(), "object".into());
+        object.insert("additionalProperties".into(), false.into());
+        return object;
+    }
+    schema_for::<A>()
 }
 
 /// The JSON Schema of `T`, with every subschema inlined (no `$ref` clients must follow).

@@ -2,7 +2,7 @@
 //! template's variable.
 
 use ferry::protocol::types::{Resource, ResourceContents, ResourceTemplate};
-use ferry::server::{Context, ResourceError, ServerBuilder};
+use ferry::server::{Context, ResourceError, ServerBuilder, TemplateVars};
 
 use super::PNG_BASE64;
 
@@ -92,7 +92,7 @@ pub(super) fn register(builder: ServerBuilder) -> ServerBuilder {
                 mime_type: Some("application/json".into()),
                 ..Default::default()
             },
-            |uri: String, vars, _cx: Context| async move {
+            |uri: String, vars: TemplateVars, _cx: Context| async move {
                 let Some(id) = vars.get("id") else {
                     return Err(ResourceError::NotFound(uri));
                 };

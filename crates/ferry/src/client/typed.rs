@@ -1,0 +1,129 @@
+//! Typed tool results: `structuredContent` checked against the tool's `outputSchema` and
+//! read into a Rust type.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use ferry_protocol::types::{CallToolResult, ContentBlock};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::{Client, ClientError};
+
+/// The output schemas of the tools as last listed: a validator per tool that declares one,
+/// `None` for a tool that declares none.
+pub(crate) type OutputSchemas = Mutex<HashMap<String, Option<Arc<jsonschema::Validator>>>>;
+
+impl Client {
+    /// `tools/call`, its `structuredContent` validated against the tool's `outputSchema`
+    /// and deserialized into `T`.
+    ///
+    /// The schemas come from `tools/list`, listed on the first call of a tool not yet seen
+    /// and again when a result does not validate (the server may have changed the tool).
+    /// An `isError` result is [`ClientError::ToolFailed`]; a result without structured
+    /// content, one the schema refuses, or one that is not a `T` is
+    /// [`ClientError::InvalidResult`].
+    ///
+    /// ```no_run
+    /// # async fn run(client: ferry::client::Client) -> Result<(), ferry::client::ClientError> {
+    /// #[derive(serde::Deserialize)]
+    /// struct Sum {
+    ///     value: f64,
+    /// }
+    ///
+    /// let sum: Sum = client.call_tool_as("add", serde_json::json!({"a": 1, "b": 2})).await?;
+    /// assert_eq!(sum.value, 3.0);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn call_tool_as<T: DeserializeOwned>(
+        &self,
+        name: &str,
+        arguments: Value,
+    ) -> Result<T, ClientError> {
+        let result = self.call_tool(name, arguments).await?;
+        if result.is_error == Some(true) {
+            return Err(ClientError::ToolFailed(text_of(&result)));
+        }
+        let Some(structured) = result.structured_content else {
+            return Err(ClientError::InvalidResult(format!(
+                "tool {name:?} returned no structuredContent"
+            )));
+        };
+        let validator = match self.output_validator(name, false).await? {
+            Some(validator) if !validator.is_valid(&structured) => {
+                // The schema may be stale: list again before refusing.
+                self.output_validator(name, true).await?
+            }
+            validator => validator,
+        };
+        if let Some(validator) = validator
+            && let Err(error) = validator.validate(&structured)
+        {
+            return Err(ClientError::InvalidResult(format!(
+                "tool {name:?}'s structuredContent does not match its outputSchema: {error} \
+                 (at {})",
+                error.instance_path()
+            )));
+        }
+        serde_json::from_value(structured).map_err(|e| {
+            ClientError::InvalidResult(format!(
+                "tool {name:?}'s structuredContent is not a {}: {e}",
+                std::any::type_name::<T>()
+            ))
+        })
+    }
+
+    /// The validator of `name`'s output schema: from the cache unless `refresh` or unseen,
+    /// else from a new `tools/list`. A tool the list does not have has none.
+    async fn output_validator(
+        &self,
+        name: &str,
+        refresh: bool,
+    ) -> Result<Option<Arc<jsonschema::Validator>>, ClientError> {
+        if !refresh && let Some(known) = self.lock_schemas().get(name) {
+            return Ok(known.clone());
+        }
+        let tools = self.list_all_tools().await?;
+        let mut schemas = HashMap::with_capacity(tools.len());
+        for tool in tools {
+            let validator = match tool.output_schema {
+                Some(schema) => Some(Arc::new(
+                    jsonschema::validator_for(&Value::Object(schema)).map_err(|e| {
+                        ClientError::InvalidResult(format!(
+                            "tool {:?}'s outputSchema is not a valid JSON Schema: {e}",
+                            tool.name
+                        ))
+                    })?,
+                )),
+                None => None,
+            };
+            schemas.insert(tool.name, validator);
+        }
+        let found = schemas.get(name).cloned().flatten();
+        *self.lock_schemas() = schemas;
+        Ok(found)
+    }
+
+    fn lock_schemas(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, Option<Arc<jsonschema::Validator>>>> {
+        self.inner
+            .output_schemas
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The text blocks of a result, joined (what an `isError` result says).
+fn text_of(result: &CallToolResult) -> String {
+    let texts: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text(text) => Some(text.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    texts.join("\n")
+}

@@ -1,0 +1,7 @@
+// Arguments are deserialized into owned values.
+#[ferry::tool]
+async fn shout(text: &str) -> String {
+    text.to_uppercase()
+}
+
+fn main() {}
