@@ -4,7 +4,8 @@
 //! against it in-process, printing the exact wire bytes), and the client commands (`ferry
 //! tools`, `call`, `read`, ...: see `client`), which talk to the reference server in-process
 //! or to any stdio server given after `--`, and `ferry check` (the conformance checker: see
-//! `check`), and `ferry bridge` (a stdio server over HTTP and back: see `bridge`).
+//! `check`), and `ferry bridge` (a stdio server over HTTP and back: see `bridge`), and
+//! `ferry inspect` (the inspector, a local web page: see `inspect`).
 
 use std::io::{IsTerminal as _, Write};
 use std::process::ExitCode;
@@ -18,6 +19,7 @@ use tracing_subscriber::util::SubscriberInitExt as _;
 mod bridge;
 mod check;
 mod client;
+mod inspect;
 mod reference;
 mod serve;
 mod serve_auth;
@@ -43,6 +45,20 @@ enum Command {
     /// Serve a stdio MCP server over HTTP (`ferry bridge --http 127.0.0.1:8080 -- cmd`), or
     /// an HTTP MCP server over stdio (`ferry bridge --stdio http://host/mcp`).
     Bridge(Box<bridge::BridgeArgs>),
+    /// Inspect a server in a web page served on 127.0.0.1: its tools, resources and
+    /// prompts, the server's requests, logs and every message (`ferry inspect -- cmd`).
+    // `--no-browser` is the client options' flag (which keeps OAuth from opening a
+    // browser); here it also keeps the page closed, with any target.
+    #[command(mut_arg("no_browser", |arg| arg
+        .requires(clap::builder::Resettable::Reset)
+        .conflicts_with(clap::builder::Resettable::Reset)
+        .help("Do not open a browser (for the page, nor for OAuth): only print the URL")
+        .help_heading(None::<&'static str>)))]
+    // The one-shot commands' output options, refused by `inspect`: kept out of its help.
+    #[command(mut_arg("json", |arg| arg.hide(true)), mut_arg("out", |arg| arg.hide(true)),
+        mut_arg("sampling_reply", |arg| arg.hide(true)),
+        mut_arg("elicit_reply", |arg| arg.hide(true)))]
+    Inspect(Box<inspect::InspectArgs>),
     #[command(flatten)]
     Client(Box<client::ClientCommand>),
 }
@@ -87,6 +103,7 @@ fn main() -> ExitCode {
         Command::Demo => runtime.block_on(demo()),
         Command::Check(args) => runtime.block_on(check::run(args)),
         Command::Bridge(args) => runtime.block_on(bridge::run(*args)),
+        Command::Inspect(args) => runtime.block_on(inspect::run(*args)),
         Command::Client(command) => runtime.block_on(client::run(*command)),
     }
 }

@@ -138,7 +138,7 @@ fn describe_fields(schema: &Value) {
 }
 
 /// A root from `--root`: a URI as given, or a path made into a `file://` URI.
-fn root(given: &str) -> Root {
+pub(crate) fn root(given: &str) -> Root {
     let uri = if given.contains("://") {
         given.to_owned()
     } else {

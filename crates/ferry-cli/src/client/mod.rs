@@ -15,14 +15,14 @@
 //! (HTTP 401/403), or the authorization failed; 130 interrupted (Ctrl-C cancels the call in
 //! flight, then the connection is closed and a child server shut down).
 
-mod answers;
+pub(crate) mod answers;
 pub(crate) mod args;
 mod auth;
 mod oauth;
 mod output;
 mod render;
-mod target;
-mod trace;
+pub(crate) mod target;
+pub(crate) mod trace;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -65,7 +65,7 @@ pub(crate) enum ClientCommand {
 }
 
 /// The options every client command takes.
-#[derive(Args)]
+#[derive(Args, Clone)]
 pub(crate) struct Common {
     /// Print the raw JSON result on stdout instead of human output.
     #[arg(long)]
@@ -168,6 +168,64 @@ pub(crate) struct CompleteArgs {
     context: Vec<String>,
     #[command(flatten)]
     common: Common,
+}
+
+impl Common {
+    /// The same options aimed at another server (`ferry inspect`: a server the person
+    /// named in the page): an HTTP URL with its headers, or a stdio command.
+    pub(crate) fn retarget(
+        &self,
+        url: Option<String>,
+        headers: Vec<(String, String)>,
+        server: Vec<String>,
+    ) -> Common {
+        Common {
+            url,
+            headers,
+            server,
+            ..self.clone()
+        }
+    }
+
+    /// The server's URL (`--url`), if it is an HTTP server.
+    pub(crate) fn url(&self) -> Option<&str> {
+        self.url.as_deref()
+    }
+
+    /// The stdio command after `--` (empty for the reference server or a URL).
+    pub(crate) fn server(&self) -> &[String] {
+        &self.server
+    }
+
+    /// `--no-browser`.
+    pub(crate) fn no_browser(&self) -> bool {
+        self.auth.no_browser()
+    }
+
+    /// `--root`, as given.
+    pub(crate) fn roots(&self) -> &[String] {
+        &self.roots
+    }
+
+    /// `--timeout`, if given.
+    pub(crate) fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// The options of the one-shot commands that `ferry inspect` has no use for, by
+    /// name, when given (the page shows results, answers the server and saves files).
+    pub(crate) fn one_shot_options(&self) -> Vec<&'static str> {
+        let given = [
+            (self.json, "--json"),
+            (self.out.is_some(), "--out"),
+            (self.sampling_reply.is_some(), "--sampling-reply"),
+            (self.elicit_reply.is_some(), "--elicit-reply"),
+        ];
+        given
+            .into_iter()
+            .filter_map(|(on, name)| on.then_some(name))
+            .collect()
+    }
 }
 
 fn seconds(text: &str) -> Result<Duration, String> {

@@ -20,7 +20,7 @@ use super::output;
 const REFRESH_MARGIN: Duration = Duration::from_secs(5);
 
 /// The authorization options of the client commands (they apply with `--url`).
-#[derive(Args)]
+#[derive(Args, Clone)]
 #[command(next_help_heading = "Authorization (with --url)")]
 pub(crate) struct AuthArgs {
     /// Never authorize: send no token (a server that wants one refuses the command).
@@ -81,6 +81,11 @@ pub(crate) enum Authorization {
 }
 
 impl AuthArgs {
+    /// `--no-browser`: never open a browser (`ferry inspect` honours it for its page too).
+    pub(crate) fn no_browser(&self) -> bool {
+        self.no_browser
+    }
+
     /// The authorization for the server at `url`; `header_given`: an `Authorization`
     /// header came with `--header` (it is used as it is, and OAuth stays off).
     pub(crate) fn authorization(

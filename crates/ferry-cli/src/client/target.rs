@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ferry::client::{Client, ClientError};
+use ferry::client::{Client, ClientBuilder, ClientError};
 use ferry::engine::{
     ChildCommand, ChildProcess, EngineHandle, ShutdownTimeouts, StderrMode, Transport,
 };
@@ -105,6 +105,24 @@ pub(crate) fn start(common: &Common) -> Result<(Target, Transport), String> {
 
 /// Connect a client over `transport` with the options of `common`.
 pub(crate) async fn connect(common: &Common, transport: Transport) -> Result<Client, ClientError> {
+    connect_with(common, transport, |builder| {
+        answers::register(
+            builder,
+            common.sampling_reply.clone(),
+            common.elicit_reply.clone(),
+            &common.roots,
+        )
+    })
+    .await
+}
+
+/// [`connect`] with the handlers of the server's requests (sampling, elicitation, roots)
+/// registered by `handlers` instead of the command-line answers.
+pub(crate) async fn connect_with(
+    common: &Common,
+    transport: Transport,
+    handlers: impl FnOnce(ClientBuilder) -> ClientBuilder,
+) -> Result<Client, ClientError> {
     let mut builder = Client::builder("ferry-cli", env!("CARGO_PKG_VERSION"));
     if let Some(version) = common.protocol_version {
         builder = builder.version(version);
@@ -117,13 +135,7 @@ pub(crate) async fn connect(common: &Common, transport: Transport) -> Result<Cli
     if let Some(timeout) = common.timeout {
         builder = builder.timeout(timeout);
     }
-    let builder = answers::register(
-        builder,
-        common.sampling_reply.clone(),
-        common.elicit_reply.clone(),
-        &common.roots,
-    );
-    let client = builder.connect(transport).await?;
+    let client = handlers(builder).connect(transport).await?;
     if common.verbose {
         let server = client
             .server_info()

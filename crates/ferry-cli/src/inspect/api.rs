@@ -1,0 +1,598 @@
+//! The page's API: `GET /api/state`, the event stream `GET /api/events`, and one POST per
+//! operation (`/api/list`, `/api/call`, ...), each taking and answering a JSON object. A
+//! failure is `{"error": {"message": ...}}` with its status: 400 a request the page got
+//! wrong, 403 refused, 404 no such connection or call, 502 the MCP server failed the
+//! request (its JSON-RPC error under `error.rpc`).
+
+use std::collections::{BTreeMap, VecDeque};
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::{Body, Bytes};
+use axum::http::StatusCode;
+use axum::response::Response;
+use ferry::client::{CallOptions, ClientError};
+use ferry::protocol::Era;
+use ferry::protocol::types::{CreateMessageResult, ElicitResult, LoggingLevel, Reference, Root};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, mpsc};
+
+use super::conn::Conn;
+use super::hub::{Event, lock, now_ms};
+use super::{App, Failure, event_stream};
+use crate::client::args;
+
+/// A comment sent on an idle event stream, so that proxies and the browser keep it open.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// How long a finished call waits for its last progress updates to be passed on.
+const PROGRESS_GRACE: Duration = Duration::from_secs(1);
+
+/// The longest call id the page may choose.
+const CALL_ID_MAX: usize = 128;
+
+/// The inspector's state: its connections and the requests waiting for the person.
+pub(super) async fn state(app: &Arc<App>) -> Value {
+    let conns: Vec<Value> = app.conns.lock().await.values().map(|c| c.info()).collect();
+    json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "allowSpawn": app.allow_spawn,
+        "answerTimeoutMs": app.shared.asks.timeout.as_millis() as u64,
+        "connections": conns,
+        "pending": app.shared.asks.pending(),
+    })
+}
+
+/// The event stream: the kept events after `after`, then the live ones. A page that falls
+/// too far behind is sent a `lagged` event and reopens the stream from its last event.
+pub(super) fn events(app: &Arc<App>, after: u64) -> Response {
+    let (kept, live) = app.shared.hub.subscribe(after);
+    let start = Bytes::from_static(b"retry: 1000\n\n");
+    let state = (Some(start), VecDeque::from(kept), live);
+    let stream = futures_util::stream::unfold(state, |(start, mut kept, mut live)| async move {
+        if let Some(start) = start {
+            return Some((Ok::<_, Infallible>(start), (None, kept, live)));
+        }
+        let chunk = match kept.pop_front() {
+            Some(event) => frame(&event),
+            None => match tokio::time::timeout(KEEP_ALIVE, live.recv()).await {
+                Ok(Ok(event)) => frame(&event),
+                Ok(Err(broadcast::error::RecvError::Lagged(missed))) => Bytes::from(format!(
+                    "data: {}\n\n",
+                    json!({"type": "lagged", "missed": missed})
+                )),
+                Ok(Err(broadcast::error::RecvError::Closed)) => return None,
+                Err(_) => Bytes::from_static(b": keep-alive\n\n"),
+            },
+        };
+        Some((Ok(chunk), (None, kept, live)))
+    });
+    event_stream(Body::from_stream(stream))
+}
+
+/// One SSE event; the JSON text is one line (serde_json escapes newlines).
+fn frame((seq, text): &Event) -> Bytes {
+    Bytes::from(format!("id: {seq}\ndata: {text}\n\n"))
+}
+
+/// Run the POST operation `op` with its JSON `body`.
+pub(super) async fn post(app: &Arc<App>, op: &str, body: &[u8]) -> Result<Value, Failure> {
+    match op {
+        "list" => list(app, parse(body)?).await,
+        "call" => call(app, parse(body)?).await,
+        "cancel" => cancel(app, parse(body)?),
+        "read" => read(app, parse(body)?).await,
+        "subscribe" => subscribe(app, parse(body)?).await,
+        "prompt" => prompt(app, parse(body)?).await,
+        "complete" => complete(app, parse(body)?).await,
+        "log-level" => log_level(app, parse(body)?).await,
+        "roots" => roots(app, parse(body)?).await,
+        "answer" => answer(app, parse(body)?),
+        "ping" => ping(app, parse(body)?).await,
+        "check" => check(app, parse(body)?).await,
+        "connect" => connect(app, parse(body)?).await,
+        "reconnect" => reconnect(app, parse(body)?).await,
+        "disconnect" => disconnect(app, parse(body)?).await,
+        _ => Err(Failure::new(
+            StatusCode::NOT_FOUND,
+            format!("no operation /api/{op}"),
+        )),
+    }
+}
+
+fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, Failure> {
+    serde_json::from_slice(body)
+        .map_err(|e| Failure::new(StatusCode::BAD_REQUEST, format!("invalid request: {e}")))
+}
+
+fn bad(message: impl Into<String>) -> Failure {
+    Failure::new(StatusCode::BAD_REQUEST, message)
+}
+
+/// The server (or the connection to it) failed `what`.
+fn upstream(what: &str, error: &ClientError) -> Failure {
+    let mut body = json!({"error": {"message": format!("{what}: {error}")}});
+    if let Some(rpc) = error.rpc() {
+        body["error"]["rpc"] = serde_json::to_value(rpc).unwrap_or_default();
+    }
+    Failure {
+        status: StatusCode::BAD_GATEWAY,
+        body,
+    }
+}
+
+fn to_json(value: &impl serde::Serialize) -> Result<Value, Failure> {
+    serde_json::to_value(value)
+        .map_err(|e| Failure::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
+}
+
+async fn conn(app: &Arc<App>, id: u64) -> Result<Arc<Conn>, Failure> {
+    app.conn(id)
+        .await
+        .ok_or_else(|| Failure::new(StatusCode::NOT_FOUND, format!("no connection {id}")))
+}
+
+/// A request naming only a connection.
+#[derive(Deserialize)]
+struct OnConn {
+    conn: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+enum ListKind {
+    Tools,
+    Resources,
+    Templates,
+    Prompts,
+}
+
+#[derive(Deserialize)]
+struct ListRequest {
+    conn: u64,
+    kind: ListKind,
+    cursor: Option<String>,
+}
+
+/// One page of a list.
+async fn list(app: &Arc<App>, request: ListRequest) -> Result<Value, Failure> {
+    let conn = conn(app, request.conn).await?;
+    let client = &conn.client;
+    let cursor = request.cursor;
+    match request.kind {
+        ListKind::Tools => to_json(
+            &client
+                .list_tools(cursor)
+                .await
+                .map_err(|e| upstream("tools/list", &e))?,
+        ),
+        ListKind::Resources => to_json(
+            &client
+                .list_resources(cursor)
+                .await
+                .map_err(|e| upstream("resources/list", &e))?,
+        ),
+        ListKind::Templates => to_json(
+            &client
+                .list_resource_templates(cursor)
+                .await
+                .map_err(|e| upstream("resources/templates/list", &e))?,
+        ),
+        ListKind::Prompts => to_json(
+            &client
+                .list_prompts(cursor)
+                .await
+                .map_err(|e| upstream("prompts/list", &e))?,
+        ),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CallRequest {
+    conn: u64,
+    /// The page's name for the call: its progress events carry it, Cancel names it.
+    call_id: String,
+    name: String,
+    #[serde(default)]
+    arguments: Value,
+}
+
+/// `tools/call`, its progress sent as events; answers when the call ends, or
+/// `{"cancelled": true}` when Cancel stopped it.
+async fn call(app: &Arc<App>, request: CallRequest) -> Result<Value, Failure> {
+    let conn = conn(app, request.conn).await?;
+    if request.call_id.is_empty() || request.call_id.len() > CALL_ID_MAX {
+        return Err(bad(format!(
+            "callId must have 1 to {CALL_ID_MAX} characters"
+        )));
+    }
+    if !matches!(request.arguments, Value::Object(_) | Value::Null) {
+        return Err(bad("arguments must be a JSON object"));
+    }
+    let call_id = request.call_id;
+    let (updates, mut progress) =
+        mpsc::channel::<ferry::protocol::types::ProgressNotificationParams>(64);
+    let shared = app.shared.clone();
+    let (conn_id, event_call) = (conn.id, call_id.clone());
+    let forward = tokio::spawn(async move {
+        while let Some(update) = progress.recv().await {
+            shared.hub.emit(json!({
+                "type": "progress", "conn": conn_id, "callId": event_call,
+                "progress": update.progress, "total": update.total, "message": update.message,
+                "time": now_ms(),
+            }));
+        }
+    });
+    let options = CallOptions {
+        progress: Some(updates),
+        reset_timeout_on_progress: true,
+        ..CallOptions::default()
+    };
+    let client = conn.client.clone();
+    let (name, arguments) = (request.name, request.arguments);
+    let task = {
+        let mut calls = lock(&app.calls);
+        if calls.contains_key(&call_id) {
+            return Err(Failure::new(
+                StatusCode::CONFLICT,
+                format!("a call {call_id} is in flight already"),
+            ));
+        }
+        let task =
+            tokio::spawn(async move { client.call_tool_with(&name, arguments, options).await });
+        calls.insert(call_id.clone(), task.abort_handle());
+        task
+    };
+    let outcome = task.await;
+    lock(&app.calls).remove(&call_id);
+    let _ = tokio::time::timeout(PROGRESS_GRACE, forward).await;
+    match outcome {
+        Ok(Ok(result)) => Ok(json!({"result": result})),
+        Ok(Err(e)) => Err(upstream("tools/call", &e)),
+        Err(e) if e.is_cancelled() => Ok(json!({"cancelled": true})),
+        Err(_) => Err(Failure::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the call stopped unexpectedly",
+        )),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CancelRequest {
+    call_id: String,
+}
+
+/// Stop a call in flight: the client sends `notifications/cancelled`.
+fn cancel(app: &Arc<App>, request: CancelRequest) -> Result<Value, Failure> {
+    match lock(&app.calls).remove(&request.call_id) {
+        Some(call) => {
+            call.abort();
+            Ok(json!({"cancelled": true}))
+        }
+        None => Err(Failure::new(
+            StatusCode::NOT_FOUND,
+            format!("no call {} in flight", request.call_id),
+        )),
+    }
+}
+
+#[derive(Deserialize)]
+struct ReadRequest {
+    conn: u64,
+    uri: String,
+}
+
+async fn read(app: &Arc<App>, request: ReadRequest) -> Result<Value, Failure> {
+    let conn = conn(app, request.conn).await?;
+    let result = conn
+        .client
+        .read_resource(&request.uri)
+        .await
+        .map_err(|e| upstream("resources/read", &e))?;
+    to_json(&result)
+}
+
+#[derive(Deserialize)]
+struct SubscribeRequest {
+    conn: u64,
+    uri: String,
+    on: bool,
+}
+
+/// Subscribe to a resource's updates (session era: `resources/subscribe`; stateless era:
+/// a `subscriptions/listen` stream), or stop.
+async fn subscribe(app: &Arc<App>, request: SubscribeRequest) -> Result<Value, Failure> {
+    let conn = conn(app, request.conn).await?;
+    let (uri, on) = (request.uri.as_str(), request.on);
+    let done = match (conn.client.era(), on) {
+        (Era::Stateless, _) => conn.listen(uri, on).await,
+        (Era::Session, true) => conn.client.subscribe(uri).await,
+        (Era::Session, false) => conn.client.unsubscribe(uri).await,
+    };
+    let what = if on { "subscribe" } else { "unsubscribe" };
+    done.map_err(|e| upstream(what, &e))?;
+    if conn.client.era() == Era::Session {
+        let mut listens = lock(&conn.listens);
+        if on {
+            listens.entry(uri.to_owned()).or_insert(None);
+        } else {
+            listens.remove(uri);
+        }
+    }
+    Ok(json!({"subscribed": on}))
+}
+
+#[derive(Deserialize)]
+struct PromptRequest {
+    conn: u64,
+    name: String,
+    #[serde(default)]
+    arguments: BTreeMap<String, String>,
+}
+
+async fn prompt(app: &Arc<App>, request: PromptRequest) -> Result<Value, Failure> {
+    let conn = conn(app, request.conn).await?;
+    let result = conn
+        .client
+        .get_prompt(&request.name, request.arguments)
+        .await
+        .map_err(|e| upstream("prompts/get", &e))?;
+    to_json(&result)
+}
+
+#[derive(Deserialize)]
+struct CompleteRequest {
+    conn: u64,
+    #[serde(rename = "ref")]
+    reference: Reference,
+    argument: String,
+    #[serde(default)]
+    value: String,
+    context: Option<BTreeMap<String, String>>,
+}
+
+async fn complete(app: &Arc<App>, request: CompleteRequest) -> Result<Value, Failure> {
+    let conn = conn(app, request.conn).await?;
+    let result = conn
+        .client
+        .complete(
+            request.reference,
+            &request.argument,
+            &request.value,
+            request.context,
+        )
+        .await
+        .map_err(|e| upstream("completion/complete", &e))?;
+    to_json(&result)
+}
+
+#[derive(Deserialize)]
+struct LevelRequest {
+    conn: u64,
+    level: LoggingLevel,
+}
+
+async fn log_level(app: &Arc<App>, request: LevelRequest) -> Result<Value, Failure> {
+    let conn = conn(app, request.conn).await?;
+    conn.client
+        .set_log_level(request.level)
+        .await
+        .map_err(|e| upstream("logging/setLevel", &e))?;
+    Ok(json!({"level": request.level}))
+}
+
+#[derive(Deserialize)]
+struct RootsRequest {
+    conn: u64,
+    roots: Vec<Root>,
+}
+
+/// Replace the roots the client offers, and tell the server they changed.
+async fn roots(app: &Arc<App>, request: RootsRequest) -> Result<Value, Failure> {
+    let conn = conn(app, request.conn).await?;
+    if let Some(root) = request.roots.iter().find(|r| !r.uri.contains("://")) {
+        return Err(bad(format!("a root must be a URI, not {:?}", root.uri)));
+    }
+    *lock(&conn.roots) = request.roots;
+    conn.client
+        .roots_changed()
+        .await
+        .map_err(|e| upstream("notifications/roots/list_changed", &e))?;
+    Ok(json!({"roots": *lock(&conn.roots)}))
+}
+
+#[derive(Deserialize)]
+struct AnswerRequest {
+    id: u64,
+    /// The result for the server.
+    result: Option<Value>,
+    /// Or a refusal, with why.
+    decline: Option<String>,
+}
+
+/// The person's answer to a request of the server, checked against the request's result
+/// type before it is passed on.
+fn answer(app: &Arc<App>, request: AnswerRequest) -> Result<Value, Failure> {
+    let asks = &app.shared.asks;
+    let Some(method) = asks.method(request.id) else {
+        return Err(Failure::new(
+            StatusCode::NOT_FOUND,
+            format!(
+                "request {} is not waiting (answered already, or timed out)",
+                request.id
+            ),
+        ));
+    };
+    let reply = match (request.result, request.decline) {
+        (_, Some(why)) => Err(why),
+        (Some(result), None) => {
+            let checked = match method.as_str() {
+                "sampling/createMessage" => {
+                    serde_json::from_value::<CreateMessageResult>(result.clone()).map(drop)
+                }
+                _ => serde_json::from_value::<ElicitResult>(result.clone()).map(drop),
+            };
+            checked.map_err(|e| bad(format!("not a {method} result: {e}")))?;
+            Ok(result)
+        }
+        (None, None) => return Err(bad("give a result or decline")),
+    };
+    if !asks.answer(request.id, reply) {
+        return Err(Failure::new(
+            StatusCode::NOT_FOUND,
+            format!("request {} is not waiting any more", request.id),
+        ));
+    }
+    Ok(json!({"answered": request.id}))
+}
+
+async fn ping(app: &Arc<App>, request: OnConn) -> Result<Value, Failure> {
+    let conn = conn(app, request.conn).await?;
+    let started = Instant::now();
+    conn.client.ping().await.map_err(|e| upstream("ping", &e))?;
+    Ok(json!({"ms": started.elapsed().as_secs_f64() * 1000.0}))
+}
+
+/// `ferry check --json` on the connection's server, run as a process of its own (its
+/// connections are fresh ones; the in-process reference server is checked as `ferry
+/// serve`, the same server on stdio).
+async fn check(app: &Arc<App>, request: OnConn) -> Result<Value, Failure> {
+    let conn = conn(app, request.conn).await?;
+    let exe = std::env::current_exe().map_err(|e| {
+        Failure::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("cannot find the ferry binary: {e}"),
+        )
+    })?;
+    let mut words: Vec<String> = vec!["check".into(), "--json".into()];
+    match (conn.common.url(), conn.common.server()) {
+        (Some(url), _) => words.push(url.to_owned()),
+        (None, []) => words.extend([
+            "--".into(),
+            exe.to_string_lossy().into_owned(),
+            "serve".into(),
+        ]),
+        (None, command) => {
+            words.push("--".into());
+            words.extend(command.iter().cloned());
+        }
+    }
+    let output = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(exe)
+            .args(&words)
+            .stdin(std::process::Stdio::null())
+            .output()
+    })
+    .await
+    .map_err(|_| Failure::new(StatusCode::INTERNAL_SERVER_ERROR, "the check stopped"))?
+    .map_err(|e| {
+        Failure::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("cannot run ferry check: {e}"),
+        )
+    })?;
+    match serde_json::from_slice::<Value>(&output.stdout) {
+        Ok(report) => Ok(json!({"report": report, "exit": output.status.code()})),
+        Err(_) => {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            Err(Failure::new(
+                StatusCode::BAD_GATEWAY,
+                format!("ferry check failed ({}): {}", output.status, stderr.trim()),
+            ))
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct ConnectRequest {
+    /// A stdio server: the program and its arguments.
+    #[serde(default)]
+    command: Vec<String>,
+    /// Or an HTTP server.
+    url: Option<String>,
+    /// Its headers, `Name: value`.
+    #[serde(default)]
+    headers: Vec<String>,
+}
+
+/// Connect to another server (only with `--allow-spawn`; the page has the person confirm
+/// the exact command first).
+async fn connect(app: &Arc<App>, request: ConnectRequest) -> Result<Value, Failure> {
+    if !app.allow_spawn {
+        return Err(Failure::forbidden(
+            "connecting to other servers from the page needs ferry inspect --allow-spawn",
+        ));
+    }
+    let common = match (request.url, request.command.is_empty()) {
+        (Some(url), true) => {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(bad(format!("{url:?} is not an http:// or https:// URL")));
+            }
+            let headers = request
+                .headers
+                .iter()
+                .map(|h| args::header(h))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(bad)?;
+            app.base.retarget(Some(url), headers, Vec::new())
+        }
+        (None, false) => {
+            if request.command[0].trim().is_empty() {
+                return Err(bad("the command is empty"));
+            }
+            app.base.retarget(None, Vec::new(), request.command)
+        }
+        _ => return Err(bad("give either a command or a url")),
+    };
+    let conn = app
+        .open(common)
+        .await
+        .map_err(|e| Failure::new(StatusCode::BAD_GATEWAY, e))?;
+    Ok(conn.info())
+}
+
+/// Close the connection and open it again, the same way, under the same id.
+async fn reconnect(app: &Arc<App>, request: OnConn) -> Result<Value, Failure> {
+    let old = conn(app, request.conn).await?;
+    app.conns.lock().await.remove(&old.id);
+    old.close().await;
+    let roots = lock(&old.roots).clone();
+    let fresh = Conn::open(
+        &app.shared,
+        old.id,
+        old.common.clone(),
+        roots,
+        app.request_timeout,
+    )
+    .await;
+    let fresh = match fresh {
+        Ok(fresh) => Arc::new(fresh),
+        Err(e) => {
+            app.shared
+                .hub
+                .emit(json!({"type": "closed", "conn": old.id, "why": e}));
+            return Err(Failure::new(StatusCode::BAD_GATEWAY, e));
+        }
+    };
+    app.conns.lock().await.insert(fresh.id, fresh.clone());
+    let info = fresh.info();
+    app.shared
+        .hub
+        .emit(json!({"type": "connection", "conn": fresh.id, "info": info}));
+    Ok(info)
+}
+
+async fn disconnect(app: &Arc<App>, request: OnConn) -> Result<Value, Failure> {
+    let conn = conn(app, request.conn).await?;
+    app.conns.lock().await.remove(&conn.id);
+    conn.close().await;
+    app.shared
+        .hub
+        .emit(json!({"type": "closed", "conn": conn.id, "why": "disconnected"}));
+    Ok(json!({"closed": conn.id}))
+}

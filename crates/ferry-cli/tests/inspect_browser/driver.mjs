@@ -1,0 +1,508 @@
+// Drives Debian's chromium (headless, through playwright-core) against a running
+// `ferry inspect --no-browser`, the way a person would use the page, and prints one JSON
+// line on stdout: {"verdicts": [{name, ok, detail}], "metrics": {...}}.
+//
+// Usage: node driver.mjs URL MODE ARTIFACTS_DIR
+//   MODE: `reference` (the in-process reference server: every check, the performance
+//         measurements, the conformance report) or `stdio` (a `ferry serve` child: the
+//         same exchanges, and a second server connected from the page, confirmed first).
+
+import { mkdir, readFile, readdir, rm } from 'node:fs/promises';
+import http from 'node:http';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+const [url, mode, artifacts] = process.argv.slice(2);
+const origin = new URL(url).origin;
+const port = Number(new URL(url).port);
+const token = new URL(url).searchParams.get('token');
+const verdicts = [];
+const metrics = {};
+const TIMEOUT = 20_000;
+
+await mkdir(artifacts, { recursive: true });
+// This run's screenshots replace the last run's (a failure's shot included).
+for (const name of await readdir(artifacts)) {
+  if (name.startsWith(`${mode}-`) && name.endsWith('.png')) await rm(path.join(artifacts, name));
+}
+
+/** Run one check; a thrown error is its failure. */
+async function check(name, body) {
+  try {
+    const detail = await body();
+    verdicts.push({ name, ok: true, detail: String(detail ?? '').replace(/\s+/g, ' ') });
+  } catch (error) {
+    verdicts.push({ name, ok: false, detail: String(error?.stack || error) });
+    await shot(`failed-${name.replace(/\W+/g, '-')}`).catch(() => {});
+  }
+}
+
+function assert(condition, message) {
+  if (!condition) throw new Error(message);
+}
+
+let page;
+async function shot(name) {
+  await page.screenshot({ path: path.join(artifacts, `${mode}-${name}.png`), fullPage: false });
+}
+
+/** A raw HTTP request to the inspector (Node sets whatever Host and Origin we say). */
+function raw(method, pathname, headers, body) {
+  return new Promise((resolve, reject) => {
+    const request = http.request({ host: '127.0.0.1', port, method, path: pathname, headers }, (response) => {
+      let text = '';
+      response.on('data', (chunk) => { text += chunk; });
+      response.on('end', () => resolve({ status: response.statusCode, headers: response.headers, text }));
+    });
+    request.on('error', reject);
+    if (body) request.write(body);
+    request.end();
+  });
+}
+
+async function view(name) {
+  await page.click(`#views button[data-view=${name}]`);
+  await page.waitForSelector(`#view-${name}:not([hidden])`);
+}
+
+async function chooseTool(name) {
+  await view('tools');
+  await page.click(`#tool-list button[data-name="${name}"]`);
+  await page.waitForSelector('#call-button');
+}
+
+/** Fill the generated form's fields ({path: value}) and call; the result's text. */
+async function call(name, fields, { wait = true } = {}) {
+  await chooseTool(name);
+  for (const [field, value] of Object.entries(fields)) {
+    await page.fill(`#tool-detail [data-path="${field}"]`, String(value));
+  }
+  await page.click('#call-button');
+  if (!wait) return '';
+  await page.waitForSelector('#call-result .result, #call-result .card', { timeout: TIMEOUT });
+  return page.innerText('#call-result');
+}
+
+async function readInfo() {
+  await view('resources');
+  await page.click('#resource-list button[data-name="info"]');
+  await page.waitForFunction(() => /countdowns_cancelled/.test(document.querySelector('#read-result')?.textContent || ''), null, { timeout: TIMEOUT });
+  const text = await page.textContent('#read-result');
+  return Number(/countdowns_cancelled: (\d+)/.exec(text)[1]);
+}
+
+const browser = await chromium.launch({ executablePath: process.env.FERRY_CHROMIUM || '/usr/bin/chromium', args: ['--no-sandbox'] });
+try {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, acceptDownloads: true });
+  page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+
+  await check('page loads and is interactive', async () => {
+    await page.goto(url);
+    await page.waitForFunction(() => window.ferryInspector?.ready, null, { timeout: TIMEOUT });
+    // The first load starts the browser's caches; the measure is the reload's.
+    await page.reload();
+    await page.waitForFunction(() => window.ferryInspector?.ready, null, { timeout: TIMEOUT });
+    metrics.timeToInteractiveMs = await page.evaluate(() => window.ferryInspector.ready);
+    const revision = await page.textContent('#protocol-version');
+    assert(/^\d{4}-\d{2}-\d{2}$/.test(revision), `revision shown: ${revision}`);
+    const era = await page.textContent('#era');
+    // The reference run negotiates (the newest, stateless era); the stdio run is pinned to
+    // 2025-11-25 (`--protocol-version`), so both eras go through the page.
+    const expected = mode === 'reference' ? /^2026-07-28$/ : /^2025-11-25$/;
+    assert(expected.test(revision), `revision shown: ${revision}`);
+    assert((mode === 'reference' ? /stateless/ : /session/).test(era), `era shown: ${era}`);
+    assert(/ferry/.test(await page.textContent('#server-info')), 'server info shown');
+    assert((await page.textContent('#instructions')).length > 0, 'instructions shown');
+    await shot('server');
+    return `${revision}, ${era}`;
+  });
+
+  await check('tools are listed', async () => {
+    await view('tools');
+    await page.waitForSelector('#tool-list button[data-name="calculate"]');
+    const names = await page.$$eval('#tool-list button[data-name]', (b) => b.map((x) => x.dataset.name));
+    for (const name of ['calculate', 'countdown', 'image', 'elicit', 'sample', 'echo']) assert(names.includes(name), `${name} missing from ${names}`);
+    return `${names.length} tools`;
+  });
+
+  await check('calculate: the form is filled and the answer shown', async () => {
+    const text = await call('calculate', { expression: '2 + 3 * 4' });
+    assert(/\b14\b/.test(text), `result: ${text}`);
+    const json = await page.inputValue('#tool-detail textarea.mono');
+    assert(JSON.parse(json).expression === '2 + 3 * 4', `the JSON editor follows the form: ${json}`);
+    await shot('tools-calculate');
+    return text.trim().slice(0, 80);
+  });
+
+  await check('a required field left empty is refused by the form', async () => {
+    await chooseTool('calculate');
+    await page.click('#call-button');
+    await page.waitForSelector('#tool-detail .error-text li');
+    const text = await page.textContent('#tool-detail .error-text li');
+    assert(/expression is required/.test(text), text);
+  });
+
+  await check('the raw JSON editor drives the call', async () => {
+    await chooseTool('echo');
+    await page.fill('#tool-detail textarea.mono', '{"text": "from the JSON editor"}');
+    assert(await page.inputValue('#tool-detail [data-path="text"]') === 'from the JSON editor', 'the form follows the JSON');
+    await page.click('#call-button');
+    await page.waitForSelector('#call-result .result');
+    const text = await page.textContent('#call-result');
+    assert(/from the JSON editor/.test(text), text);
+  });
+
+  await check('countdown: progress shown, Cancel stops it, the server counts it', async () => {
+    const before = await readInfo();
+    await call('countdown', { steps: 100, interval_ms: 100 }, { wait: false });
+    await page.waitForFunction(() => {
+      const bar = document.querySelector('#call-progress');
+      return bar && !bar.hidden && bar.value >= 3 && /step \d+ of 100/.test(document.querySelector('#call-progress-text').textContent);
+    }, null, { timeout: TIMEOUT });
+    const shown = await page.textContent('#call-progress-text');
+    await shot('tools-countdown-progress');
+    await page.click('#cancel-button');
+    await page.waitForSelector('#call-result [data-kind="cancelled"]', { timeout: TIMEOUT });
+    let after = before;
+    for (let i = 0; i < 20 && after <= before; i += 1) {
+      await page.waitForTimeout(100);
+      after = await readInfo();
+    }
+    assert(after === before + 1, `countdowns_cancelled went from ${before} to ${after}`);
+    return `${shown}; cancelled countdowns ${before} -> ${after}`;
+  });
+
+  await check('image: the result renders', async () => {
+    await call('image', {});
+    const width = await page.$eval('#call-result img', (img) => img.complete && img.naturalWidth);
+    const box = await page.$eval('#call-result img', (img) => img.getBoundingClientRect().width);
+    assert(width > 0 && box > 0, `naturalWidth ${width}, width ${box}`);
+    await shot('tools-image');
+    return `naturalWidth ${width}, shown ${box}px wide`;
+  });
+
+  await check('audio, embedded resources and resource links render', async () => {
+    await call('audio', {});
+    assert(await page.$eval('#call-result audio', (a) => a.src.startsWith('data:audio/wav;base64,')), 'an audio player');
+    const embedded = await call('embedded_resource', {});
+    assert(/ferry:\/\/readme/.test(embedded) && await page.$('#call-result .markdown h3'), 'the embedded readme, as Markdown');
+    await call('resource_link', {});
+    await page.click('#call-result button:has-text("Open readme")');
+    await page.waitForSelector('#view-resources:not([hidden]) #read-result .markdown h3', { timeout: TIMEOUT });
+    const heading = await page.textContent('#read-result .markdown h3');
+    assert(/Ferry reference server/.test(heading), heading);
+  });
+
+  await check('structured content is a tree checked against the outputSchema', async () => {
+    const text = await call('weather', { city: 'Lisbon' });
+    assert(/matches outputSchema/.test(text), text);
+  });
+
+  await check('elicitation: the form is answered and the result echoes it', async () => {
+    await call('elicit', { message: 'Who are you?' }, { wait: false });
+    const card = '#inbox [data-method="elicitation/create"]';
+    await page.waitForSelector(`${card} [data-path="name"]`, { timeout: TIMEOUT });
+    assert(/Who are you\?/.test(await page.textContent(card)), 'the message is shown');
+    await page.fill(`${card} [data-path="name"]`, 'Ada');
+    await page.fill(`${card} [data-path="colour"]`, 'green');
+    await shot('elicitation');
+    await page.click(`${card} button[type=submit]`);
+    await page.waitForSelector('#call-result .result', { timeout: TIMEOUT });
+    const text = await page.innerText('#call-result');
+    assert(/accepted: name=Ada, colour=green/.test(text), text);
+    assert(await page.$(card) === null, 'the request left the inbox');
+    return text.trim();
+  });
+
+  await check('sampling: the person writes the reply', async () => {
+    await call('sample', { prompt: 'What is 2 + 2?' }, { wait: false });
+    const card = '#inbox [data-method="sampling/createMessage"]';
+    await page.waitForSelector(`${card} textarea.sampling-reply`, { timeout: TIMEOUT });
+    assert(/What is 2 \+ 2\?/.test(await page.textContent(card)), 'the question is shown');
+    await page.fill(`${card} textarea.sampling-reply`, 'Four.');
+    await shot('sampling');
+    await page.click(`${card} button.primary`);
+    await page.waitForSelector('#call-result .result', { timeout: TIMEOUT });
+    const text = await page.innerText('#call-result');
+    assert(/ferry-inspector says: Four\./.test(text), text);
+    return text.trim();
+  });
+
+  await check('roots: the edited list is what the server gets', async () => {
+    await view('roots');
+    await page.click('#view-roots button:has-text("Add root")');
+    await page.fill('#view-roots .root-row:last-child .root-uri', 'file:///tmp/ferry-project');
+    await page.fill('#view-roots .root-row:last-child .root-name', 'project');
+    await page.click('#view-roots button.primary');
+    await page.waitForSelector('#view-roots [role=status]');
+    const text = await call('roots', {});
+    assert(/project: file:\/\/\/tmp\/ferry-project/.test(text), text);
+  });
+
+  await check('resource template: completed and read', async () => {
+    await view('resources');
+    await page.click('#template-list button[data-name="note"]');
+    await page.fill('#resource-detail input[data-arg="id"]', '1');
+    await page.waitForFunction(() => {
+      const offered = [...document.querySelectorAll('.suggestions[data-arg="id"] button')].map((b) => b.textContent);
+      return offered.includes('10') && !offered.includes('2');
+    }, null, { timeout: TIMEOUT });
+    const offered = await page.$$eval('.suggestions[data-arg="id"] button', (b) => b.map((x) => x.textContent));
+    assert(offered.includes('1') && offered.includes('10') && !offered.includes('2'), `suggestions: ${offered}`);
+    await page.click('.suggestions[data-arg="id"] button:has-text("10")');
+    assert(await page.textContent('#template-uri') === 'ferry://notes/10', 'the URI is expanded');
+    await page.click('#template-read');
+    await page.waitForSelector('#read-result .result', { timeout: TIMEOUT });
+    const text = await page.textContent('#read-result');
+    assert(/Ferry the goat across first\./.test(text), text);
+    await shot('resources-template');
+    return `suggested ${offered.join(', ')}`;
+  });
+
+  await check('a resource is subscribed to', async () => {
+    await view('resources');
+    await page.click('#resource-list button[data-name="readme"]');
+    await page.waitForSelector('#read-result .result', { timeout: TIMEOUT });
+    assert(/Ferry reference server/.test(await page.textContent('#read-result')), 'the readme is read');
+    await page.click('#resource-detail button:has-text("Subscribe")');
+    await page.waitForSelector('#resource-detail button:has-text("Unsubscribe")', { timeout: TIMEOUT });
+    await view('wire');
+    await page.fill('#wire-text', mode === 'reference' ? 'subscriptions/listen' : 'resources/subscribe');
+    await page.waitForSelector('#wire-list .row', { timeout: TIMEOUT });
+    await page.fill('#wire-text', '');
+  });
+
+  await check('prompt: arguments completed, messages rendered', async () => {
+    await view('prompts');
+    await page.click('#prompt-list button[data-name="code_review"]');
+    await page.fill('#prompt-detail input[data-arg="code"]', 'fn main() {}');
+    await page.fill('#prompt-detail input[data-arg="language"]', 'ru');
+    await page.waitForSelector('.suggestions[data-arg="language"] button:has-text("rust")', { timeout: TIMEOUT });
+    await page.click('.suggestions[data-arg="language"] button:has-text("rust")');
+    await page.click('#prompt-get');
+    await page.waitForSelector('#prompt-result .result', { timeout: TIMEOUT });
+    const text = await page.textContent('#prompt-result');
+    assert(/Please review this rust/.test(text) && /user/.test(text), text);
+  });
+
+  await check('logging: level set, messages shown, filtered by level', async () => {
+    await view('log');
+    await page.selectOption('#log-level', 'debug');
+    await page.waitForFunction(() => /debug/.test(document.querySelector('#status').textContent));
+    await call('log', { message: 'hello-log' });
+    await view('log');
+    await page.fill('#log-text', 'hello-log');
+    await page.selectOption('#log-min', String(4));
+    await page.waitForFunction(() => /^4 of/.test(document.querySelector('#log-shown').textContent), null, { timeout: TIMEOUT });
+    await page.selectOption('#log-min', String(0));
+    const all = await page.textContent('#log-shown');
+    await shot('log');
+    return all;
+  });
+
+  await check('the wire shows the exchange and exports it', async () => {
+    await view('wire');
+    await page.fill('#wire-text', 'tools/call');
+    await page.waitForSelector('#wire-list .row');
+    const rows = await page.$$eval('#wire-list .row', (r) => r.map((x) => x.textContent));
+    assert(rows.some((r) => /→ tools\/call/.test(r)), `rows: ${rows.slice(0, 3)}`);
+    await page.click('#wire-list .row');
+    const detail = await page.textContent('#wire-item');
+    assert(/"jsonrpc": "2.0"/.test(detail), detail.slice(0, 200));
+    await page.fill('#wire-text', '');
+    const sent = await page.$$eval('#wire-list .row', (r) => r.some((x) => /←.*(result|error) #/.test(x.textContent) && /ms$/.test(x.textContent.trim())));
+    assert(sent, 'answers carry their latency');
+    await shot('wire');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#wire-export')]);
+    const text = await readFile(await download.path(), 'utf8');
+    const lines = text.trim().split('\n').map((l) => JSON.parse(l));
+    assert(lines.some((l) => l.direction === 'sent' && l.message.method === 'tools/call'), 'the export holds the calls');
+    assert(lines.every((l) => l.time && l.direction && l.message), 'every line has time, direction, message');
+    return `${lines.length} messages exported`;
+  });
+
+  await check('keyboard: the view tabs and the lists are buttons', async () => {
+    await page.focus('#views button[data-view="server"]');
+    await page.click('#views button[data-view="server"]');
+    await page.keyboard.press('ArrowRight');
+    await page.waitForSelector('#view-tools:not([hidden])');
+    await page.focus('#tool-list button[data-name="echo"]');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => /echo/.test(document.querySelector('#tool-detail h2').textContent));
+  });
+
+  await check('an API call without the token gets 403', async () => {
+    const bare = await raw('GET', '/api/state', {});
+    assert(bare.status === 403, `status ${bare.status}`);
+    assert(JSON.parse(bare.text).error.message, 'a JSON error');
+    const wrong = await raw('POST', '/api/list', { 'x-ferry-token': 'f'.repeat(32), 'content-type': 'application/json' }, '{"conn":1,"kind":"tools"}');
+    assert(wrong.status === 403, `wrong token: ${wrong.status}`);
+    const events = await raw('GET', '/api/events', {});
+    assert(events.status === 403, `event stream: ${events.status}`);
+    const pageItself = await raw('GET', '/', {});
+    assert(pageItself.status === 403, `page: ${pageItself.status}`);
+    const good = await raw('GET', `/api/state?token=${token}`, {});
+    assert(good.status === 200, `with the token: ${good.status}`);
+    assert(!('access-control-allow-origin' in good.headers), 'no CORS header');
+  });
+
+  await check('a foreign Origin or Host gets 403', async () => {
+    const foreign = await raw('POST', '/api/list', { 'x-ferry-token': token, origin: 'http://evil.example', 'content-type': 'application/json' }, '{"conn":1,"kind":"tools"}');
+    assert(foreign.status === 403, `foreign origin: ${foreign.status}`);
+    const rebound = await raw('GET', `/api/state?token=${token}`, { host: `evil.example:${port}` });
+    assert(rebound.status === 403, `foreign host: ${rebound.status}`);
+    const own = await raw('POST', '/api/list', { 'x-ferry-token': token, origin, 'content-type': 'application/json' }, '{"conn":1,"kind":"tools"}');
+    assert(own.status === 200, `own origin: ${own.status}`);
+    // In the browser: a page of another origin cannot read the API even with the token.
+    const other = await context.newPage();
+    await other.goto(`http://localhost:${port}/assets/style.css`);
+    const outcome = await other.evaluate(async (target) => {
+      try {
+        const response = await fetch(target, { method: 'POST', body: '{"conn":1,"kind":"tools"}' });
+        return `read ${response.status}`;
+      } catch (error) {
+        return `refused: ${error.message}`;
+      }
+    }, `${origin}/api/list?token=${token}`);
+    await other.close();
+    assert(outcome.startsWith('refused'), outcome);
+  });
+
+  await check('bad input from the page is a JSON error, not a crash', async () => {
+    const cases = [
+      ['/api/list', '{"conn":1,"kind":"nothing"}', 400],
+      ['/api/list', 'not json', 400],
+      ['/api/call', '{"conn":99,"callId":"x","name":"echo"}', 404],
+      ['/api/call', '{"conn":1,"callId":"x","name":"echo","arguments":[1]}', 400],
+      ['/api/answer', '{"id":12345,"result":{}}', 404],
+      ['/api/nothing', '{}', 404],
+    ];
+    for (const [where, body, status] of cases) {
+      const answer = await raw('POST', where, { 'x-ferry-token': token, 'content-type': 'application/json' }, body);
+      assert(answer.status === status, `${where} ${body}: ${answer.status} ${answer.text}`);
+      assert(typeof JSON.parse(answer.text).error.message === 'string', `${where}: a message`);
+    }
+    const unknownTool = await raw('POST', '/api/call', { 'x-ferry-token': token }, '{"conn":1,"callId":"y","name":"no_such_tool"}');
+    assert(unknownTool.status === 502 && JSON.parse(unknownTool.text).error.message, `unknown tool: ${unknownTool.status}`);
+  });
+
+  if (mode === 'reference') {
+    await check('connecting from the page is refused without --allow-spawn', async () => {
+      const answer = await raw('POST', '/api/connect', { 'x-ferry-token': token }, '{"command":["true"]}');
+      assert(answer.status === 403, `status ${answer.status}`);
+    });
+
+    await check('ferry check, rendered by section', async () => {
+      await view('check');
+      await page.click('#check-run');
+      await page.waitForSelector('#check-summary', { timeout: 120_000 });
+      const summary = await page.textContent('#check-summary');
+      const sections = await page.$$eval('.check-section summary strong', (s) => s.map((x) => x.textContent));
+      assert(sections.includes('lifecycle') && sections.length >= 5, `sections: ${sections}`);
+      assert(/0 failed/.test(summary), summary);
+      await shot('check');
+      return `${sections.length} sections; ${summary.trim().slice(0, 120)}`;
+    });
+
+    await check('10,000 log messages: filtering and scrolling stay fast', async () => {
+      const before = await page.evaluate(() => window.ferryInspector.logCount());
+      // 1,250 calls of `log` (8 messages each, and its debug trace): over 10,000 entries,
+      // through the real path (server, wire, event stream, page).
+      const sentMs = await page.evaluate(async (key) => {
+        const started = performance.now();
+        let next = 0;
+        const worker = async () => {
+          while (next < 1250) {
+            next += 1;
+            const n = next;
+            await fetch('/api/call', {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', 'x-ferry-token': key },
+              body: JSON.stringify({ conn: 1, callId: `perf-${n}`, name: 'log', arguments: { message: `perf ${n}` } }),
+            });
+          }
+        };
+        await Promise.all(Array.from({ length: 8 }, worker));
+        return performance.now() - started;
+      }, token);
+      await page.waitForFunction((n) => window.ferryInspector.logCount() >= n + 10_000, before, { timeout: 120_000 });
+      const count = await page.evaluate(() => window.ferryInspector.logCount());
+      metrics.logEntries = count;
+      metrics.logGenerationMs = Math.round(sentMs);
+      await view('log');
+      await page.fill('#log-text', '');
+      await page.selectOption('#log-min', '4');
+      metrics.filterLevelMs = await page.evaluate(() => window.ferryInspector.lastFilterMs);
+      await page.fill('#log-text', 'perf 12');
+      metrics.filterTextMs = await page.evaluate(() => window.ferryInspector.lastFilterMs);
+      const shown = await page.textContent('#log-shown');
+      assert(/^\d+ of \d+ shown$/.test(shown), shown);
+      await page.fill('#log-text', '');
+      await page.selectOption('#log-min', '0');
+      metrics.filterAllMs = await page.evaluate(() => window.ferryInspector.lastFilterMs);
+      const rowsInDom = await page.$$eval('#log-list .row', (r) => r.length);
+      assert(rowsInDom < 200, `only the visible rows are in the DOM (${rowsInDom})`);
+      metrics.scrollFrameMs = await page.evaluate(async () => {
+        const list = document.getElementById('log-list');
+        const frame = () => new Promise((resolve) => requestAnimationFrame(() => resolve()));
+        const started = performance.now();
+        for (let i = 1; i <= 10; i += 1) {
+          list.scrollTop = (list.scrollHeight * i) / 11;
+          await frame();
+        }
+        return (performance.now() - started) / 10;
+      });
+      for (const key of ['filterLevelMs', 'filterTextMs', 'filterAllMs']) {
+        assert(metrics[key] < 200, `${key} ${metrics[key]} ms`);
+      }
+      await shot('log-10000');
+      return `${count} entries; filter ${metrics.filterLevelMs.toFixed(1)} / ${metrics.filterTextMs.toFixed(1)} / ${metrics.filterAllMs.toFixed(1)} ms; ${rowsInDom} rows in the DOM`;
+    });
+  }
+
+  if (mode === 'stdio') {
+    await check('another server connected from the page after confirming the command', async () => {
+      const ferry = JSON.parse((await raw('GET', `/api/state?token=${token}`, {})).text).connections[0].target.command[0];
+      await view('server');
+      await page.fill('#view-server input.mono[placeholder^="node"]', `${ferry} serve`);
+      await page.click('#view-server button:has-text("Run…")');
+      await page.waitForSelector('#confirm[open]');
+      const shown = await page.textContent('#confirm-command');
+      assert(shown === `${ferry} serve`, `the dialog shows ${shown}`);
+      await shot('connect-confirm');
+      await page.click('#confirm-yes');
+      await page.waitForFunction(() => document.querySelectorAll('#conns button').length === 2, null, { timeout: TIMEOUT });
+      const text = await call('echo', { text: 'second server' });
+      assert(/second server/.test(text), text);
+      return shown;
+    });
+
+    await check('a command the person declines is not run', async () => {
+      await view('server');
+      await page.fill('#view-server input.mono[placeholder^="node"]', 'touch /tmp/ferry-inspect-must-not-exist');
+      await page.click('#view-server button:has-text("Run…")');
+      await page.waitForSelector('#confirm[open]');
+      await page.click('#confirm button[value="no"]');
+      await page.waitForTimeout(300);
+      assert(await page.$$eval('#conns button', (b) => b.length) === 2, 'no third connection');
+    });
+  }
+
+  await check('readable in a narrow window', async () => {
+    await page.setViewportSize({ width: 380, height: 800 });
+    await chooseTool('calculate');
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    await shot('narrow');
+    await page.setViewportSize({ width: 1280, height: 860 });
+    assert(overflow <= 0, `scrolls sideways by ${overflow}px`);
+  });
+
+  await check('no script errors', async () => {
+    assert(errors.length === 0, errors.join('\n'));
+  });
+} finally {
+  await browser.close();
+}
+console.log(JSON.stringify({ verdicts, metrics }));
