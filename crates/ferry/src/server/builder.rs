@@ -65,6 +65,8 @@ pub(crate) struct ServerInner {
     /// `resultType` in the stateless era; written once (see `tools::Finish::output`).
     pub(crate) text_result_rest:
         [std::sync::OnceLock<String>; ferry_protocol::ProtocolVersion::ALL.len()],
+    /// Which callers see which items (per-caller visibility).
+    pub(crate) visibility: super::visibility::Visibility,
     /// This server's own changes for other instances (`Backend::changes`); made when first
     /// asked for, so a server alone keeps no second ring.
     pub(crate) outbound: std::sync::OnceLock<broadcast::Sender<crate::engine::BackendChange>>,
@@ -172,6 +174,7 @@ impl Server {
                 client_capabilities: std::sync::Mutex::default(),
                 text_result_rest: Default::default(),
                 outbound: std::sync::OnceLock::new(),
+                visibility: Default::default(),
             },
             request_state_key: None,
             request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
@@ -307,6 +310,16 @@ impl Server {
             self.changed(Change::Prompts);
         }
         removed
+    }
+
+    /// Tell every connected client that the tool, prompt and resource lists changed: call it
+    /// when what a caller may see changes (a grant given or taken away, for the
+    /// predicates of [`ServerBuilder::tool_visible_if`] and its siblings), so that clients
+    /// list again and get their new view.
+    pub fn visibility_changed(&self) {
+        self.changed(Change::Tools);
+        self.changed(Change::Prompts);
+        self.changed(Change::Resources);
     }
 
     /// Tell subscribed clients that the contents of `uri` changed
@@ -601,6 +614,67 @@ impl ServerBuilder {
         {
             self.problems.push(problem);
         }
+        self
+    }
+
+    /// Show the tool `name` only to callers for whom `visible` is true: to the others it is
+    /// absent from `tools/list` and unknown (`-32602`) when called. The predicate sees the
+    /// request's [`Context`] (the OAuth claims over HTTP with `http-auth`: see
+    /// `ferry::http::auth::has_scope`); it must be quick, it runs for every list and call.
+    /// When what a caller may see changes, call [`Server::visibility_changed`].
+    pub fn tool_visible_if(
+        mut self,
+        name: &str,
+        visible: impl Fn(&Context) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.inner
+            .visibility
+            .tools
+            .insert(name.to_owned(), Arc::new(visible));
+        self
+    }
+
+    /// Show the prompt `name` only to callers for whom `visible` is true (see
+    /// [`tool_visible_if`](Self::tool_visible_if)).
+    pub fn prompt_visible_if(
+        mut self,
+        name: &str,
+        visible: impl Fn(&Context) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.inner
+            .visibility
+            .prompts
+            .insert(name.to_owned(), Arc::new(visible));
+        self
+    }
+
+    /// Show the resource `uri` only to callers for whom `visible` is true: to the others it
+    /// is absent from `resources/list` and not found when read (see
+    /// [`tool_visible_if`](Self::tool_visible_if)).
+    pub fn resource_visible_if(
+        mut self,
+        uri: &str,
+        visible: impl Fn(&Context) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.inner
+            .visibility
+            .resources
+            .insert(uri.to_owned(), Arc::new(visible));
+        self
+    }
+
+    /// Show the resource template `uri_template` only to callers for whom `visible` is
+    /// true: to the others it is absent from `resources/templates/list` and matches no URI
+    /// they read (see [`tool_visible_if`](Self::tool_visible_if)).
+    pub fn template_visible_if(
+        mut self,
+        uri_template: &str,
+        visible: impl Fn(&Context) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.inner
+            .visibility
+            .templates
+            .insert(uri_template.to_owned(), Arc::new(visible));
         self
     }
 

@@ -60,6 +60,7 @@ mod tasks;
 mod testing;
 mod tools;
 mod uri_template;
+mod visibility;
 
 /// The `tools/call` readings by hand (`members`, `call_params`), for the fuzz targets
 /// (`fuzz/checks/classify.rs` compares them with serde). Feature `fuzzing` only; not an API.

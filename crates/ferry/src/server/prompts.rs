@@ -16,9 +16,9 @@ use super::context::Context;
 use super::extract::HandlerFn;
 use super::log_layer::{LogTarget, scoped};
 use super::mrtr::{drive, missing_capability};
-use super::pagination::page;
 use super::reply::{Call, reply};
 use super::tools::schema_for;
+use super::visibility::{self, visible};
 use crate::engine::HandlerResult;
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -152,27 +152,28 @@ where
     PromptEntry { prompt, get }
 }
 
-/// `prompts/list`.
-pub(crate) fn list(server: &Server, call: &Call, cursor: Option<&str>) -> HandlerResult {
-    let snapshot = server.inner.prompts.snapshot();
-    let page = page(
-        snapshot.entries.len(),
+/// `prompts/list`: the prompts the caller of `cx` may see.
+pub(crate) fn list(
+    server: &Server,
+    call: &Call,
+    cursor: Option<&str>,
+    cx: Option<&Context>,
+) -> HandlerResult {
+    let rules = &server.inner.visibility.prompts;
+    visibility::list(
+        server,
+        call,
         cursor,
-        server.inner.page_size,
-        "prompts",
-        snapshot.generation,
-    )?;
-    let prompts = snapshot.entries.get_range(page.range).into_iter().flatten();
-    reply(
-        ListPromptsResult {
-            prompts: prompts.map(|(_, e)| e.prompt.clone()).collect(),
-            next_cursor: page.next,
-            ttl_ms: server.inner.list_cache.ttl_ms(),
-            cache_scope: server.inner.list_cache.scope(),
+        (&server.inner.prompts, "prompts"),
+        cx.map(|cx| (rules, cx)),
+        |e: &PromptEntry| e.prompt.clone(),
+        |prompts, next_cursor, cache| ListPromptsResult {
+            prompts,
+            next_cursor,
+            ttl_ms: cache.ttl_ms(),
+            cache_scope: cache.scope(),
             ..Default::default()
         },
-        call.version,
-        &server.inner.info,
     )
 }
 
@@ -185,7 +186,11 @@ pub(crate) async fn get(
     cx: Context,
 ) -> HandlerResult {
     let snapshot = server.inner.prompts.snapshot();
-    let Some(entry) = snapshot.entries.get(name) else {
+    let entry = snapshot
+        .entries
+        .get(name)
+        .filter(|_| visible(&server.inner.visibility.prompts, name, &cx));
+    let Some(entry) = entry else {
         return Err(ErrorObject::invalid_params(format!(
             "unknown prompt {name:?}"
         )));

@@ -18,9 +18,9 @@ use super::context::Context;
 use super::extract::FromContext;
 use super::log_layer::{LogTarget, scoped};
 use super::mrtr::{drive, missing_capability};
-use super::pagination::page;
 use super::reply::{Call, reply};
 use super::uri_template::UriTemplate;
+use super::visibility::{self, visible};
 use crate::engine::HandlerResult;
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -205,71 +205,79 @@ pub(crate) fn reader<M, R: ReadHandler<M>>(read: R) -> ReadFn {
     Arc::new(move |uri, vars, cx| read.read(uri, vars, cx))
 }
 
-/// `resources/list`.
-pub(crate) fn list(server: &Server, call: &Call, cursor: Option<&str>) -> HandlerResult {
-    let snapshot = server.inner.resources.snapshot();
-    let page = page(
-        snapshot.entries.len(),
+/// `resources/list`: the resources the caller of `cx` may see.
+pub(crate) fn list(
+    server: &Server,
+    call: &Call,
+    cursor: Option<&str>,
+    cx: Option<&Context>,
+) -> HandlerResult {
+    let rules = &server.inner.visibility.resources;
+    visibility::list(
+        server,
+        call,
         cursor,
-        server.inner.page_size,
-        "resources",
-        snapshot.generation,
-    )?;
-    let resources = snapshot.entries.get_range(page.range).into_iter().flatten();
-    reply(
-        ListResourcesResult {
-            resources: resources.map(|(_, e)| e.resource.clone()).collect(),
-            next_cursor: page.next,
-            ttl_ms: server.inner.list_cache.ttl_ms(),
-            cache_scope: server.inner.list_cache.scope(),
+        (&server.inner.resources, "resources"),
+        cx.map(|cx| (rules, cx)),
+        |e: &ResourceEntry| e.resource.clone(),
+        |resources, next_cursor, cache| ListResourcesResult {
+            resources,
+            next_cursor,
+            ttl_ms: cache.ttl_ms(),
+            cache_scope: cache.scope(),
             ..Default::default()
         },
-        call.version,
-        &server.inner.info,
     )
 }
 
-/// `resources/templates/list`.
-pub(crate) fn list_templates(server: &Server, call: &Call, cursor: Option<&str>) -> HandlerResult {
-    let snapshot = server.inner.templates.snapshot();
-    let page = page(
-        snapshot.entries.len(),
+/// `resources/templates/list`: the templates the caller of `cx` may see.
+pub(crate) fn list_templates(
+    server: &Server,
+    call: &Call,
+    cursor: Option<&str>,
+    cx: Option<&Context>,
+) -> HandlerResult {
+    let rules = &server.inner.visibility.templates;
+    visibility::list(
+        server,
+        call,
         cursor,
-        server.inner.page_size,
-        "resource templates",
-        snapshot.generation,
-    )?;
-    let templates = snapshot.entries.get_range(page.range).into_iter().flatten();
-    reply(
-        ListResourceTemplatesResult {
-            resource_templates: templates.map(|(_, e)| e.template.clone()).collect(),
-            next_cursor: page.next,
-            ttl_ms: server.inner.list_cache.ttl_ms(),
-            cache_scope: server.inner.list_cache.scope(),
+        (&server.inner.templates, "resource templates"),
+        cx.map(|cx| (rules, cx)),
+        |e: &TemplateEntry| e.template.clone(),
+        |resource_templates, next_cursor, cache| ListResourceTemplatesResult {
+            resource_templates,
+            next_cursor,
+            ttl_ms: cache.ttl_ms(),
+            cache_scope: cache.scope(),
             ..Default::default()
         },
-        call.version,
-        &server.inner.info,
     )
 }
 
 /// `resources/read`: a static resource by exact URI, else the first template that matches.
 pub(crate) async fn read(server: &Server, call: &Call, uri: String, cx: Context) -> HandlerResult {
+    let visibility = &server.inner.visibility;
     let found = server
         .inner
         .resources
         .snapshot()
         .entries
         .get(&uri)
+        .filter(|_| visible(&visibility.resources, &uri, &cx))
         .map(|entry| (Arc::clone(&entry.read), TemplateVars::new()))
         .or_else(|| {
             let templates = server.inner.templates.snapshot();
-            templates.entries.values().find_map(|entry| {
-                entry
-                    .matcher
-                    .matches(&uri)
-                    .map(|vars| (Arc::clone(&entry.read), vars))
-            })
+            templates
+                .entries
+                .iter()
+                .filter(|(key, _)| visible(&visibility.templates, key, &cx))
+                .find_map(|(_, entry)| {
+                    entry
+                        .matcher
+                        .matches(&uri)
+                        .map(|vars| (Arc::clone(&entry.read), vars))
+                })
         });
     let Some((read, vars)) = found else {
         return Err(ResourceError::NotFound(uri).into_error(call));

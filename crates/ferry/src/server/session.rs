@@ -484,6 +484,22 @@ impl Session {
         }
     }
 
+    /// The context a list filters its items by, made only when the server has visibility
+    /// rules (a list without any needs none).
+    fn list_context(
+        &self,
+        call: Call,
+        meta: Arc<RequestMeta>,
+        cx: RequestContext,
+        method: &'static str,
+    ) -> Option<Context> {
+        self.server
+            .inner
+            .visibility
+            .any()
+            .then(|| self.context(call, meta, cx, method, None))
+    }
+
     /// Stateless era: the input rounds of a request that may ask the client for input
     /// (multi round-trip requests), resumed from its `requestState` if it has one.
     fn rounds(
@@ -633,7 +649,10 @@ impl Session {
         let answered = match parsed {
             ClientRequest::Ping(_) => self.empty(&call),
             ClientRequest::Discover(_) => self.discover(&call),
-            ClientRequest::ListTools(p) => tools::list(server, &call, p.cursor.as_deref()),
+            ClientRequest::ListTools(p) => {
+                let cx = self.list_context(call, meta, cx, "tools/list");
+                tools::list(server, &call, p.cursor.as_deref(), cx.as_ref())
+            }
             ClientRequest::CallTool(mut params) => {
                 let arguments = tools::Arguments::Object(params.arguments.take());
                 let cx = self.tool_context(
@@ -662,9 +681,13 @@ impl Session {
                     false,
                 )?));
             }
-            ClientRequest::ListResources(p) => resources::list(server, &call, p.cursor.as_deref()),
+            ClientRequest::ListResources(p) => {
+                let cx = self.list_context(call, meta, cx, "resources/list");
+                resources::list(server, &call, p.cursor.as_deref(), cx.as_ref())
+            }
             ClientRequest::ListResourceTemplates(p) => {
-                resources::list_templates(server, &call, p.cursor.as_deref())
+                let cx = self.list_context(call, meta, cx, "resources/templates/list");
+                resources::list_templates(server, &call, p.cursor.as_deref(), cx.as_ref())
             }
             ClientRequest::ReadResource(mut params) => {
                 let rounds = self.rounds(
@@ -681,7 +704,10 @@ impl Session {
             }
             ClientRequest::Subscribe(p) => self.subscribe(&call, p.uri, true),
             ClientRequest::Unsubscribe(p) => self.subscribe(&call, p.uri, false),
-            ClientRequest::ListPrompts(p) => prompts::list(server, &call, p.cursor.as_deref()),
+            ClientRequest::ListPrompts(p) => {
+                let cx = self.list_context(call, meta, cx, "prompts/list");
+                prompts::list(server, &call, p.cursor.as_deref(), cx.as_ref())
+            }
             ClientRequest::GetPrompt(mut params) => {
                 let rounds = self.rounds(
                     &call,

@@ -16,9 +16,9 @@ use super::context::Context;
 use super::extract::HandlerFn;
 use super::log_layer::{LogTarget, scoped};
 use super::mrtr::{drive, missing_capability};
-use super::pagination::page;
 use super::reply::{Call, reply};
 use super::tasks;
+use super::visibility::{self, visible};
 use crate::engine::{HandlerResult, ResultJson};
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -366,27 +366,28 @@ fn argument_error_is_result(version: ProtocolVersion) -> bool {
     version.has(Feature::Icons)
 }
 
-/// `tools/list`.
-pub(crate) fn list(server: &Server, call: &Call, cursor: Option<&str>) -> HandlerResult {
-    let snapshot = server.inner.tools.snapshot();
-    let page = page(
-        snapshot.entries.len(),
+/// `tools/list`: the tools the caller of `cx` may see (see [`visibility`]).
+pub(crate) fn list(
+    server: &Server,
+    call: &Call,
+    cursor: Option<&str>,
+    cx: Option<&Context>,
+) -> HandlerResult {
+    let rules = &server.inner.visibility.tools;
+    visibility::list(
+        server,
+        call,
         cursor,
-        server.inner.page_size,
-        "tools",
-        snapshot.generation,
-    )?;
-    let tools = snapshot.entries.get_range(page.range).into_iter().flatten();
-    reply(
-        ListToolsResult {
-            tools: tools.map(|(_, t)| t.tool().clone()).collect(),
-            next_cursor: page.next,
-            ttl_ms: server.inner.list_cache.ttl_ms(),
-            cache_scope: server.inner.list_cache.scope(),
+        (&server.inner.tools, "tools"),
+        cx.map(|cx| (rules, cx)),
+        |t: &ToolEntry| t.tool().clone(),
+        |tools, next_cursor, cache| ListToolsResult {
+            tools,
+            next_cursor,
+            ttl_ms: cache.ttl_ms(),
+            cache_scope: cache.scope(),
             ..Default::default()
         },
-        call.version,
-        &server.inner.info,
     )
 }
 
@@ -411,6 +412,7 @@ pub(crate) fn call<'s>(
             .get(name)
             .map(|entry| (Arc::clone(&entry.run), tasks::requires_task(entry.head())))
     });
+    let found = found.filter(|_| visible(&server.inner.visibility.tools, name, &cx));
     let Some((run, requires_task)) = found else {
         return Err(ErrorObject::invalid_params(format!(
             "unknown tool {name:?}"

@@ -4,6 +4,7 @@
 //! bound to their principal, JWKS rotation, introspection, and the claims in handlers.
 
 mod issuer;
+mod visibility;
 
 use std::time::Duration;
 
@@ -35,10 +36,16 @@ fn server() -> Server {
             },
         )
         .tool("admin", "Needs mcp:admin", |_: Nothing| async { "done" })
+        .tool("secret", "Only for mcp:admin", |_: ()| async {
+            "classified"
+        })
+        .tool_visible_if("secret", ferry::http::auth::has_scope("mcp:admin"))
         .build()
 }
 
 struct Fixture {
+    /// The server behind the endpoint (to announce visibility changes).
+    server: Server,
     issuer: TestIssuer,
     /// The MCP endpoint (also the resource URI).
     url: String,
@@ -76,8 +83,10 @@ async fn start(verify: Verify) -> Fixture {
     .require_scope("mcp:tools")
     .require_scope_for_tool("admin", "mcp:admin");
     let config = HttpConfig::default().auth(auth);
-    tokio::spawn(ferry::http::serve(server(), listener, config));
+    let server = server();
+    tokio::spawn(ferry::http::serve(server.clone(), listener, config));
     Fixture {
+        server,
         issuer,
         url,
         base,

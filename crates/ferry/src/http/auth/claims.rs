@@ -94,3 +94,29 @@ impl Claims {
 /// ```
 #[derive(Clone, Debug)]
 pub struct Auth(pub Arc<Claims>);
+
+/// A visibility predicate for [`ServerBuilder::tool_visible_if`] and its siblings: the
+/// request carries a verified token that grants `scope`. Requests without a token (the
+/// stdio transport, an HTTP server without auth) do not see the item.
+///
+/// ```
+/// use ferry::http::auth::has_scope;
+/// use ferry::server::Server;
+///
+/// let server = Server::builder("admin", "1")
+///     .tool("purge", "Purge the cache", |_: ()| async { "purged" })
+///     .tool_visible_if("purge", has_scope("mcp:admin"))
+///     .build();
+/// # let _ = server;
+/// ```
+///
+/// [`ServerBuilder::tool_visible_if`]: crate::server::ServerBuilder::tool_visible_if
+pub fn has_scope(
+    scope: impl Into<String>,
+) -> impl Fn(&crate::server::Context) -> bool + Send + Sync + 'static {
+    let scope = scope.into();
+    move |cx| {
+        cx.attachment::<std::sync::Arc<Claims>>()
+            .is_some_and(|claims| claims.has_scope(&scope))
+    }
+}

@@ -54,7 +54,7 @@ mod layer;
 pub mod metadata;
 mod verify;
 
-pub use claims::{Auth, Claims};
+pub use claims::{Auth, Claims, has_scope};
 pub use introspection::IntrospectionVerifier;
 pub use jsonwebtoken::Algorithm;
 pub use jwks::Jwks;
