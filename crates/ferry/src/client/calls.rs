@@ -52,6 +52,37 @@ impl Client {
             params = json!({});
         }
         self.add_meta(&mut params);
+        let Some(hook) = &self.inner.hook else {
+            return self.request_rounds(method, params, options).await;
+        };
+        let mut attempt = 0;
+        loop {
+            let mut sent = params.clone();
+            hook.before(method, &mut sent);
+            attempt += 1;
+            let options = CallOptions {
+                timeout: options.timeout,
+                progress: options.progress.clone(),
+                reset_timeout_on_progress: options.reset_timeout_on_progress,
+                max_total_timeout: options.max_total_timeout,
+            };
+            match self.request_rounds(method, sent, options).await {
+                Err(error) => match hook.retry(method, attempt, &error) {
+                    Some(delay) => tokio::time::sleep(delay).await,
+                    None => return Err(error),
+                },
+                done => return done,
+            }
+        }
+    }
+
+    /// A request with its `_meta`, its `input_required` rounds answered and retried.
+    async fn request_rounds<R: DeserializeOwned>(
+        &self,
+        method: &'static str,
+        mut params: Value,
+        options: CallOptions,
+    ) -> Result<R, ClientError> {
         let mut options = options;
         for _ in 0..=MAX_INPUT_ROUNDS {
             let this_round = CallOptions {

@@ -30,6 +30,7 @@ pub struct ClientBuilder {
     era: Option<Era>,
     engine: EngineConfig,
     handlers: Handlers,
+    hook: Option<std::sync::Arc<dyn super::RequestHook>>,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -53,7 +54,14 @@ impl ClientBuilder {
                 ..EngineConfig::default()
             },
             handlers: Handlers::default(),
+            hook: None,
         }
+    }
+
+    /// Run `hook` around every request this client sends (see [`super::RequestHook`]).
+    pub fn request_hook(mut self, hook: impl super::RequestHook) -> Self {
+        self.hook = Some(std::sync::Arc::new(hook));
+        self
     }
 
     /// Speak exactly this revision (no probing). Default: negotiate.
@@ -210,6 +218,7 @@ impl ClientBuilder {
                 notifications,
                 log_level: Mutex::new(None),
                 output_schemas: Default::default(),
+                hook: self.hook,
             }),
         })
     }

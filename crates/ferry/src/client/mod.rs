@@ -43,6 +43,7 @@ mod calls;
 mod connect;
 pub(crate) mod error;
 mod handlers;
+mod hook;
 #[cfg(unix)]
 mod supervisor;
 mod typed;
@@ -59,6 +60,7 @@ pub use calls::{MAX_PAGES, Subscription};
 pub use connect::ClientBuilder;
 pub use error::{ClientError, ErrorKind};
 pub use handlers::{ElicitationHandler, RootsHandler, SamplingHandler};
+pub use hook::RequestHook;
 #[cfg(unix)]
 pub use supervisor::{Backoff, Supervisor};
 
@@ -90,6 +92,8 @@ struct Inner {
     log_level: Mutex<Option<LoggingLevel>>,
     /// The tools' output schemas as last listed, for [`Client::call_tool_as`].
     output_schemas: typed::OutputSchemas,
+    /// The application's hook around each request.
+    hook: Option<Arc<dyn RequestHook>>,
 }
 
 impl Drop for Inner {

@@ -67,6 +67,8 @@ pub(crate) struct ServerInner {
         [std::sync::OnceLock<String>; ferry_protocol::ProtocolVersion::ALL.len()],
     /// Which callers see which items (per-caller visibility).
     pub(crate) visibility: super::visibility::Visibility,
+    /// The middleware every request goes through, in order (none: the direct path).
+    pub(crate) middleware: Vec<Arc<dyn super::middleware::Middleware>>,
     /// This server's own changes for other instances (`Backend::changes`); made when first
     /// asked for, so a server alone keeps no second ring.
     pub(crate) outbound: std::sync::OnceLock<broadcast::Sender<crate::engine::BackendChange>>,
@@ -175,6 +177,7 @@ impl Server {
                 text_result_rest: Default::default(),
                 outbound: std::sync::OnceLock::new(),
                 visibility: Default::default(),
+                middleware: Vec::new(),
             },
             request_state_key: None,
             request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
@@ -617,11 +620,34 @@ impl ServerBuilder {
         self
     }
 
+    /// Run `middleware` around every request and notification (see
+    /// [`Middleware`](super::Middleware)): the first given sees a request first and its
+    /// reply last.
+    pub fn middleware(mut self, middleware: impl super::middleware::Middleware) -> Self {
+        self.inner.middleware.push(Arc::new(middleware));
+        self
+    }
+
     /// Show the tool `name` only to callers for whom `visible` is true: to the others it is
     /// absent from `tools/list` and unknown (`-32602`) when called. The predicate sees the
     /// request's [`Context`] (the OAuth claims over HTTP with `http-auth`: see
     /// `ferry::http::auth::has_scope`); it must be quick, it runs for every list and call.
     /// When what a caller may see changes, call [`Server::visibility_changed`].
+    ///
+    /// ```
+    /// use ferry::server::{Context, Server};
+    ///
+    /// fn staff(cx: &Context) -> bool {
+    ///     cx.meta.other.get("example.com/role").and_then(|r| r.as_str()) == Some("staff")
+    /// }
+    ///
+    /// let server = Server::builder("shop", "1")
+    ///     .tool("price", "A price", |_: ()| async { "3" })
+    ///     .tool("refund", "Refund an order", |_: ()| async { "done" })
+    ///     .tool_visible_if("refund", staff)
+    ///     .build();
+    /// # let _ = server;
+    /// ```
     pub fn tool_visible_if(
         mut self,
         name: &str,

@@ -46,6 +46,7 @@ mod input;
 mod listen;
 mod log_layer;
 mod members;
+mod middleware;
 mod mrtr;
 mod pagination;
 mod prompts;
@@ -125,6 +126,10 @@ pub use extract::{Cancel, ClientCaps, FromContext, HandlerFn, Meta, Progress, St
 pub use input::InputError;
 pub use listen::{MAX_RESOURCE_SUBSCRIPTIONS, MAX_SUBSCRIBED_URI_BYTES};
 pub use log_layer::ClientLogLayer;
+pub use middleware::{
+    Authorize, BoxFuture, ConcurrencyLimit, LogRequests, Metrics, Middleware, Next,
+    NotificationInfo, OperationStats, OperationTable, RateLimit, RequestInfo,
+};
 pub use prompts::IntoPromptResult;
 #[doc(hidden)]
 pub use register::macro_support;

@@ -19,6 +19,7 @@ use super::builder::Server;
 use super::context::Context;
 use super::input::{Rounds, Salient};
 use super::listen::{MAX_RESOURCE_SUBSCRIPTIONS, MAX_SUBSCRIBED_URI_BYTES};
+use super::middleware::{End, Next, NotificationInfo, RequestInfo};
 use super::mrtr;
 use super::registry::Change;
 use super::reply::{Call, reply};
@@ -769,6 +770,57 @@ impl Session {
     }
 }
 
+impl Session {
+    /// A request through the server's middleware, routed when the last one calls on.
+    async fn through_middleware(&self, request: Request, cx: RequestContext) -> HandlerResult {
+        let info = self.request_info(&request, &cx);
+        let end: End<'_> = Box::new(move || match self.route(request, cx) {
+            Err(error) => Box::pin(future::ready(Err(error))),
+            Ok(Routed::Answered(result)) => Box::pin(future::ready(result)),
+            Ok(Routed::Tool(call)) => Box::pin(call),
+            Ok(Routed::Later(later)) => later,
+        });
+        Next::new(&self.server.inner.middleware, &info, end)
+            .run()
+            .await
+    }
+
+    /// What middleware know of a request: its target and `_meta` read from the params, its
+    /// revision from the `_meta` (stateless era) or the session.
+    fn request_info(&self, request: &Request, cx: &RequestContext) -> RequestInfo {
+        #[derive(serde::Deserialize)]
+        struct Head {
+            name: Option<String>,
+            uri: Option<String>,
+            #[serde(rename = "_meta")]
+            meta: Option<RequestMeta>,
+        }
+        let head = request
+            .params
+            .as_deref()
+            .and_then(|p| serde_json::from_str::<Head>(p.get()).ok());
+        let (target, meta) = match head {
+            Some(head) => (head.name.or(head.uri), head.meta),
+            None => (None, None),
+        };
+        let version = match meta.as_ref().and_then(|m| m.protocol_version.as_deref()) {
+            Some(version) => version.parse().ok(),
+            None => self.state().version,
+        };
+        RequestInfo {
+            method: request.method.to_string(),
+            id: request.id.clone(),
+            target,
+            session: Arc::clone(&self.key),
+            version,
+            params: request.params.as_deref().map(|p| Arc::from(p.get())),
+            meta: shared_meta(meta),
+            cancel: cx.cancel.clone(),
+            attachment: cx.attachment.clone(),
+        }
+    }
+}
+
 impl Handler for Session {
     fn request(
         &self,
@@ -777,7 +829,14 @@ impl Handler for Session {
     ) -> impl Future<Output = HandlerResult> + Send {
         // Routed when called, and no `async` block around the result: one would hold the
         // routed request and the future taken out of it side by side.
-        match self.route(request, cx) {
+        let routed = if self.server.inner.middleware.is_empty() {
+            self.route(request, cx)
+        } else {
+            Ok(Routed::Later(Box::pin(
+                self.through_middleware(request, cx),
+            )))
+        };
+        match routed {
             Err(error) => Either::Left(future::ready(Err(error))),
             Ok(Routed::Answered(result)) => Either::Left(future::ready(result)),
             Ok(Routed::Tool(call)) => Either::Right(Either::Left(call)),
@@ -786,6 +845,16 @@ impl Handler for Session {
     }
 
     async fn notification(&self, notification: Notification, _peer: &Peer) {
+        let chain = &self.server.inner.middleware;
+        if !chain.is_empty() {
+            let info = NotificationInfo {
+                method: notification.method.to_string(),
+                session: Arc::clone(&self.key),
+            };
+            if !chain.iter().all(|m| m.notification(&info)) {
+                return;
+            }
+        }
         match &*notification.method {
             "notifications/initialized" => self.state().initialized = true,
             "notifications/cancelled" => {} // the engine stopped the handler

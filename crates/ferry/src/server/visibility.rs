@@ -2,21 +2,6 @@
 //! only. A hidden item is absent from its list and answers as unknown when asked for by
 //! name, as if it did not exist; the predicate sees the request's [`Context`] (its OAuth
 //! claims over HTTP, its `_meta`, the session).
-//!
-//! ```
-//! use ferry::server::{Context, Server};
-//!
-//! fn staff(cx: &Context) -> bool {
-//!     cx.meta.other.get("example.com/role").and_then(|r| r.as_str()) == Some("staff")
-//! }
-//!
-//! let server = Server::builder("shop", "1")
-//!     .tool("price", "A price", |_: ()| async { "3" })
-//!     .tool("refund", "Refund an order", |_: ()| async { "done" })
-//!     .tool_visible_if("refund", staff)
-//!     .build();
-//! # let _ = server;
-//! ```
 
 use std::collections::HashMap;
 use std::sync::Arc;
