@@ -653,10 +653,8 @@ impl ServerBuilder {
         name: &str,
         visible: impl Fn(&Context) -> bool + Send + Sync + 'static,
     ) -> Self {
-        self.inner
-            .visibility
-            .tools
-            .insert(name.to_owned(), Arc::new(visible));
+        let rules = &mut self.inner.visibility.tools;
+        rules.insert(name.to_owned(), Arc::new(visible));
         self
     }
 
@@ -667,10 +665,8 @@ impl ServerBuilder {
         name: &str,
         visible: impl Fn(&Context) -> bool + Send + Sync + 'static,
     ) -> Self {
-        self.inner
-            .visibility
-            .prompts
-            .insert(name.to_owned(), Arc::new(visible));
+        let rules = &mut self.inner.visibility.prompts;
+        rules.insert(name.to_owned(), Arc::new(visible));
         self
     }
 
@@ -682,10 +678,8 @@ impl ServerBuilder {
         uri: &str,
         visible: impl Fn(&Context) -> bool + Send + Sync + 'static,
     ) -> Self {
-        self.inner
-            .visibility
-            .resources
-            .insert(uri.to_owned(), Arc::new(visible));
+        let rules = &mut self.inner.visibility.resources;
+        rules.insert(uri.to_owned(), Arc::new(visible));
         self
     }
 
@@ -697,10 +691,8 @@ impl ServerBuilder {
         uri_template: &str,
         visible: impl Fn(&Context) -> bool + Send + Sync + 'static,
     ) -> Self {
-        self.inner
-            .visibility
-            .templates
-            .insert(uri_template.to_owned(), Arc::new(visible));
+        let rules = &mut self.inner.visibility.templates;
+        rules.insert(uri_template.to_owned(), Arc::new(visible));
         self
     }
 

@@ -242,6 +242,33 @@ fn called<Fut: Future>(
     }
 }
 
+/// Take the extractors `$t` (from a borrowed context) and `$last` (given the context) out
+/// of `$cx`, then call `$f` with `$args` and them; an extractor's refusal is the answer.
+macro_rules! extract_then_call {
+    ($cx:ident, $f:expr, ($($args:ident)?), $($t:ident,)* $(; $last:ident)?) => {{
+        let future = 'extract: {
+            $(let $t = match $t::from_context(&$cx) {
+                Ok(value) => value,
+                Err(error) => break 'extract Err(error),
+            };)*
+            $(let $last = match $last::from_context_owned($cx) {
+                Ok(value) => value,
+                Err(error) => break 'extract Err(error),
+            };)?
+            Ok($f($($args,)? $($t,)* $($last)?))
+        };
+        called(future)
+    }};
+}
+
+/// The application state the extractors `$t` take.
+macro_rules! required_states {
+    ($($t:ident),* $(,)?) => {{
+        let states: &[Option<(TypeId, &'static str)>] = &[$($t::required_state(),)*];
+        states.iter().flatten().copied().collect()
+    }};
+}
+
 macro_rules! handler_fn {
     // `$t`: extractors taken from a borrowed context; `$last`: the last, given the context.
     ($($t:ident,)* $(; $last:ident)?) => {
@@ -264,24 +291,11 @@ macro_rules! handler_fn {
                 args: A,
                 cx: Context,
             ) -> impl Future<Output = Result<Self::Output, ErrorObject>> + Send + 'static {
-                let future = 'extract: {
-                    $(let $t = match $t::from_context(&cx) {
-                        Ok(value) => value,
-                        Err(error) => break 'extract Err(error),
-                    };)*
-                    $(let $last = match $last::from_context_owned(cx) {
-                        Ok(value) => value,
-                        Err(error) => break 'extract Err(error),
-                    };)?
-                    Ok(self(args, $($t,)* $($last)?))
-                };
-                called(future)
+                extract_then_call!(cx, self, (args), $($t,)* $(; $last)?)
             }
 
             fn required_states() -> Vec<(TypeId, &'static str)> {
-                let states: &[Option<(TypeId, &'static str)>] =
-                    &[$($t::required_state(),)* $($last::required_state())?];
-                states.iter().flatten().copied().collect()
+                required_states!($($t,)* $($last)?)
             }
         }
 
@@ -303,24 +317,11 @@ macro_rules! handler_fn {
                 _args: (),
                 cx: Context,
             ) -> impl Future<Output = Result<Self::Output, ErrorObject>> + Send + 'static {
-                let future = 'extract: {
-                    $(let $t = match $t::from_context(&cx) {
-                        Ok(value) => value,
-                        Err(error) => break 'extract Err(error),
-                    };)*
-                    $(let $last = match $last::from_context_owned(cx) {
-                        Ok(value) => value,
-                        Err(error) => break 'extract Err(error),
-                    };)?
-                    Ok(self($($t,)* $($last)?))
-                };
-                called(future)
+                extract_then_call!(cx, self, (), $($t,)* $(; $last)?)
             }
 
             fn required_states() -> Vec<(TypeId, &'static str)> {
-                let states: &[Option<(TypeId, &'static str)>] =
-                    &[$($t::required_state(),)* $($last::required_state())?];
-                states.iter().flatten().copied().collect()
+                required_states!($($t,)* $($last)?)
             }
         }
     };
