@@ -11,7 +11,7 @@ use std::io::{IsTerminal as _, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, Parser, Subcommand};
 use ferry::engine::{Transport, TransportEvent};
 use tracing_subscriber::layer::{Layer as _, SubscriberExt as _};
 use tracing_subscriber::util::SubscriberInitExt as _;
@@ -19,6 +19,7 @@ use tracing_subscriber::util::SubscriberInitExt as _;
 mod bridge;
 mod check;
 mod client;
+mod completions;
 mod inspect;
 mod reference;
 mod serve;
@@ -61,6 +62,10 @@ enum Command {
     Inspect(Box<inspect::InspectArgs>),
     #[command(flatten)]
     Client(Box<client::ClientCommand>),
+    /// Print a completion script for a shell: `source <(ferry completions bash)`.
+    Completions(completions::CompletionsArgs),
+    /// Print the manual page (roff): `ferry man > ferry.1`.
+    Man,
 }
 
 fn main() -> ExitCode {
@@ -105,6 +110,8 @@ fn main() -> ExitCode {
         Command::Bridge(args) => runtime.block_on(bridge::run(*args)),
         Command::Inspect(args) => runtime.block_on(inspect::run(*args)),
         Command::Client(command) => runtime.block_on(client::run(*command)),
+        Command::Completions(args) => completions::completions(&args, Cli::command()),
+        Command::Man => completions::man(Cli::command()),
     }
 }
 
