@@ -58,7 +58,7 @@ enum Command {
     // The one-shot commands' output options, refused by `inspect`: kept out of its help.
     #[command(mut_arg("json", |arg| arg.hide(true)), mut_arg("out", |arg| arg.hide(true)),
         mut_arg("sampling_reply", |arg| arg.hide(true)),
-        mut_arg("elicit_reply", |arg| arg.hide(true)))]
+        mut_arg("elicit_reply", |arg| arg.hide(true)), mut_arg("otlp", |arg| arg.hide(true)))]
     Inspect(Box<inspect::InspectArgs>),
     #[command(flatten)]
     Client(Box<client::ClientCommand>),

@@ -48,6 +48,11 @@ pub(crate) struct ServeArgs {
     session_idle: u64,
     #[command(flatten)]
     auth: AuthArgs,
+    /// Export OpenTelemetry traces and metrics of every request to this OTLP/HTTP collector
+    /// (JSON bodies), e.g. http://127.0.0.1:4318; the trace context of the client's
+    /// `_meta` is the parent of the server's spans.
+    #[arg(long, value_name = "URL", conflicts_with = "conformance")]
+    otlp: Option<String>,
 }
 
 /// Sharing sessions through Redis (`ferry serve --http`, `ferry bridge --http`).
@@ -147,8 +152,28 @@ pub(crate) fn address(spec: &str) -> Result<SocketAddr, String> {
         .map_err(|e| format!("--http {spec:?}: not an address (try 127.0.0.1:8080): {e}"))
 }
 
-/// Run `ferry serve`.
-pub(crate) async fn run(args: ServeArgs) -> ExitCode {
+/// Run `ferry serve`: with `--otlp`, export telemetry while serving and what is left at
+/// the end.
+pub(crate) async fn run(mut args: ServeArgs) -> ExitCode {
+    let Some(url) = args.otlp.take() else {
+        return serve(args, false).await;
+    };
+    let telemetry = match ferry::otel::init_otlp(&url, "ferry-serve") {
+        Ok(telemetry) => telemetry,
+        Err(e) => {
+            note!("ferry serve: --otlp {url:?}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let code = serve(args, true).await;
+    if let Err(e) = telemetry.shutdown() {
+        note!("ferry serve: {e}");
+    }
+    code
+}
+
+/// Serve until stdin closes or a stop signal; `traced`: with OpenTelemetry.
+async fn serve(args: ServeArgs, traced: bool) -> ExitCode {
     // Instances sharing Redis share the key that seals request state too, so an
     // `input_required` retry may land on any of them.
     let store = match args.redis.store("ferry serve") {
@@ -168,7 +193,7 @@ pub(crate) async fn run(args: ServeArgs) -> ExitCode {
     let server = if args.conformance {
         reference::conformance::server()
     } else {
-        reference::server_with(request_state_key)
+        reference::server_with(request_state_key, traced)
     };
     let Some(spec) = args.http else {
         return match server.serve_stdio().await {

@@ -12,6 +12,8 @@
 //! - `http_client` (feature `http-client`, off by default): the Streamable HTTP client
 //!   transport on reqwest, for servers of every era (2024-11-05 HTTP+SSE as a fallback);
 //!   `http-client-rustls` adds `https://`.
+//! - `otel` (feature `otel`, off by default): OpenTelemetry spans and metrics following
+//!   the semantic conventions for MCP, W3C trace context in `_meta`, OTLP/HTTP export.
 //!
 //! ```
 //! use ferry::protocol::{ProtocolVersion, VersionSet, Era};
@@ -81,6 +83,9 @@ pub mod http;
 #[cfg(feature = "http-client")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http-client")))]
 pub mod http_client;
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+pub mod otel;
 #[cfg(feature = "server")]
 #[cfg_attr(docsrs, doc(cfg(feature = "server")))]
 pub mod server;

@@ -104,6 +104,11 @@ pub(crate) struct Common {
     /// (repeatable; with --url).
     #[arg(long = "header", value_name = "NAME: VALUE", requires = "url", conflicts_with = "server", value_parser = args::header)]
     headers: Vec<(String, String)>,
+    /// Export OpenTelemetry traces and metrics of the requests to this OTLP/HTTP collector
+    /// (JSON bodies), e.g. http://127.0.0.1:4318; each request carries its trace context
+    /// to the server in `_meta`.
+    #[arg(long, value_name = "URL")]
+    otlp: Option<String>,
     /// The server: `-- command args...` runs it as a child on stdio (default: the reference
     /// server, in-process).
     #[arg(last = true, value_name = "COMMAND")]
@@ -220,6 +225,8 @@ impl Common {
             (self.out.is_some(), "--out"),
             (self.sampling_reply.is_some(), "--sampling-reply"),
             (self.elicit_reply.is_some(), "--elicit-reply"),
+            // (The inspector's connections are not traced.)
+            (self.otlp.is_some(), "--otlp"),
         ];
         given
             .into_iter()
@@ -325,6 +332,16 @@ pub(crate) async fn run(command: ClientCommand) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let telemetry = match common.otlp.as_deref().map(|url| {
+        ferry::otel::init_otlp(url, "ferry-cli").map_err(|e| format!("--otlp {url:?}: {e}"))
+    }) {
+        None => None,
+        Some(Ok(telemetry)) => Some(telemetry),
+        Some(Err(usage)) => {
+            output::note(&format!("error: {usage}"));
+            return ExitCode::from(2);
+        }
+    };
     let (target, transport) = match target::start(&common) {
         Ok(started) => started,
         Err(e) => {
@@ -347,6 +364,10 @@ pub(crate) async fn run(command: ClientCommand) -> ExitCode {
         output::note("ferry: interrupted; the request in flight was cancelled");
     }
     target.close(interrupted).await;
+    // The spans and metrics not yet sent, once the client and its connection are gone.
+    if let Some(Err(e)) = telemetry.map(ferry::otel::OtelGuard::shutdown) {
+        output::note(&format!("ferry: {e}"));
+    }
     match outcome {
         Outcome::Done => ExitCode::SUCCESS,
         Outcome::Failed => ExitCode::FAILURE,

@@ -135,6 +135,9 @@ pub(crate) async fn connect_with(
     if let Some(timeout) = common.timeout {
         builder = builder.timeout(timeout);
     }
+    if common.otlp.is_some() {
+        builder = builder.otel(ferry::otel::ClientTracing::new());
+    }
     let client = handlers(builder).connect(transport).await?;
     if common.verbose {
         let server = client

@@ -40,13 +40,17 @@ struct Sum {
 
 /// The reference server.
 pub(crate) fn server() -> Server {
-    server_with(None)
+    server_with(None, false)
 }
 
 /// The reference server, sealing 2026-07-28 request state with `key` when given (shared
-/// by every instance of a deployment) instead of a random one.
-pub(crate) fn server_with(request_state_key: Option<[u8; 32]>) -> Server {
+/// by every instance of a deployment) instead of a random one; `traced`: OpenTelemetry
+/// spans and metrics of every request (`ferry serve --otlp`).
+pub(crate) fn server_with(request_state_key: Option<[u8; 32]>, traced: bool) -> Server {
     let mut builder = Server::builder("ferry", env!("CARGO_PKG_VERSION"));
+    if traced {
+        builder = builder.middleware(ferry::otel::ServerTracing::new());
+    }
     if let Some(key) = request_state_key {
         builder = builder.request_state_key(key);
     }

@@ -52,6 +52,28 @@ impl Client {
             params = json!({});
         }
         self.add_meta(&mut params);
+        #[cfg(feature = "otel")]
+        if let Some(otel) = &self.inner.otel {
+            use opentelemetry::context::FutureExt as _;
+            let call = otel.tracing.start(method, &mut params, self.inner.version);
+            let result = self
+                .request_attempts(method, params, options)
+                .with_context(call.cx.clone())
+                .await;
+            otel.tracing.finish(call, result.as_ref().err());
+            return result;
+        }
+        self.request_attempts(method, params, options).await
+    }
+
+    /// A request (its params complete) through the application's hook: sent again as long
+    /// as the hook's `retry` says so.
+    async fn request_attempts<R: DeserializeOwned>(
+        &self,
+        method: &'static str,
+        params: Value,
+        options: CallOptions,
+    ) -> Result<R, ClientError> {
         let Some(hook) = &self.inner.hook else {
             return self.request_rounds(method, params, options).await;
         };
@@ -95,6 +117,10 @@ impl Client {
             let result: Value = serde_json::from_str(raw.get())
                 .map_err(|e| ClientError::InvalidResult(e.to_string()))?;
             if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
+                #[cfg(feature = "otel")]
+                if self.inner.otel.is_some() && crate::otel::is_tool_error_value(method, &result) {
+                    crate::otel::note_tool_error();
+                }
                 return serde_json::from_value(result)
                     .map_err(|e| ClientError::InvalidResult(e.to_string()));
             }

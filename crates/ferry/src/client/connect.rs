@@ -31,6 +31,8 @@ pub struct ClientBuilder {
     engine: EngineConfig,
     handlers: Handlers,
     hook: Option<std::sync::Arc<dyn super::RequestHook>>,
+    #[cfg(feature = "otel")]
+    otel: Option<Arc<crate::otel::ClientTracing>>,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -55,12 +57,32 @@ impl ClientBuilder {
             },
             handlers: Handlers::default(),
             hook: None,
+            #[cfg(feature = "otel")]
+            otel: None,
         }
     }
 
     /// Run `hook` around every request this client sends (see [`super::RequestHook`]).
     pub fn request_hook(mut self, hook: impl super::RequestHook) -> Self {
         self.hook = Some(std::sync::Arc::new(hook));
+        self
+    }
+
+    /// Trace every request this client sends with OpenTelemetry (feature `otel`): a span
+    /// of kind `Client` per request whose context goes in the request's `_meta`
+    /// (`traceparent`, `tracestate`), and the client's duration metrics (see
+    /// [`crate::otel`]).
+    ///
+    /// ```
+    /// use ferry::client::Client;
+    ///
+    /// let builder = Client::builder("app", "1").otel(ferry::otel::ClientTracing::new());
+    /// # let _ = builder;
+    /// ```
+    #[cfg(feature = "otel")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+    pub fn otel(mut self, tracing: crate::otel::ClientTracing) -> Self {
+        self.otel = Some(Arc::new(tracing));
         self
     }
 
@@ -219,6 +241,11 @@ impl ClientBuilder {
                 log_level: Mutex::new(None),
                 output_schemas: Default::default(),
                 hook: self.hook,
+                #[cfg(feature = "otel")]
+                otel: self.otel.map(|tracing| crate::otel::ClientOtel {
+                    tracing,
+                    connected: std::time::Instant::now(),
+                }),
             }),
         })
     }

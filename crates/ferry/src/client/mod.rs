@@ -94,10 +94,18 @@ struct Inner {
     output_schemas: typed::OutputSchemas,
     /// The application's hook around each request.
     hook: Option<Arc<dyn RequestHook>>,
+    /// OpenTelemetry spans and metrics of the requests, when turned on.
+    #[cfg(feature = "otel")]
+    otel: Option<crate::otel::ClientOtel>,
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
+        #[cfg(feature = "otel")]
+        if let Some(otel) = &self.otel {
+            otel.tracing
+                .session_ended(otel.connected.elapsed(), self.version);
+        }
         self.engine.task.abort();
     }
 }
