@@ -72,7 +72,7 @@ pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
                 name: "info".into(),
                 title: Some("Server information".into()),
                 description: Some(
-                    "Live server facts: uptime, sessions, requests, cancelled countdowns, version"
+                    "Live server facts: uptime, sessions, requests, runtime tasks, cancelled countdowns, version"
                         .into(),
                 ),
                 mime_type: Some("application/json".into()),
@@ -87,6 +87,8 @@ pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
                     "sessions": stats.connections_open,
                     "sessions_total": stats.connections_total,
                     "requests_served": stats.requests_served,
+                    // The runtime's live tasks: what the soak watches for leaks.
+                    "tasks_alive": tokio::runtime::Handle::current().metrics().num_alive_tasks(),
                     "protocol_version": cx.version.as_str(),
                     "countdowns_cancelled": super::interactive::COUNTDOWNS_CANCELLED
                         .load(std::sync::atomic::Ordering::Relaxed),
