@@ -1,6 +1,7 @@
 //! `sse_reader`: the HTTP client's SSE reading (`http_client::sse::events`, then
 //! `message_data` and `response_id` on each event) never panics, and a body cut into
-//! chunks anywhere gives the same events as the body in one piece. With a limit smaller
+//! chunks anywhere gives the same events as the body in one piece, and no body breaks the
+//! stream (lines the SSE standard ignores are ignored). With a limit smaller
 //! than the body, reading ends (events, then at most one error) without a panic.
 
 use std::sync::OnceLock;
@@ -40,6 +41,9 @@ pub fn check(data: &[u8]) {
     let whole = rt.block_on(events(vec![body.to_vec()], usize::MAX));
     let cut = rt.block_on(events(chunks(body, seed), usize::MAX));
     let bytes = rt.block_on(events(body.iter().map(|&b| vec![b]).collect(), usize::MAX));
+    // Whatever the body, the reader takes it: lines it cannot use are dropped, as the
+    // SSE standard says, and never break the stream.
+    assert!(whole.iter().all(Result::is_ok), "{whole:?}: {body:?}");
     assert_eq!(cut, whole, "cut with seed {seed}: {body:?}");
     assert_eq!(bytes, whole, "byte by byte: {body:?}");
     for event in whole.iter().flatten() {

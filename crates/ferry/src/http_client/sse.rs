@@ -3,8 +3,12 @@
 //!
 //! Parsing is `sse-stream`'s (chosen over `eventsource-stream` because it yields events
 //! without data too: the priming event of 2025-11-25 carries only an `id` and a `retry`,
-//! both needed to resume). What it does not do, bound memory, is done here: a server that
-//! sends more than the message limit without completing an event is cut off.
+//! both needed to resume). What it does not do is done here: memory is bounded (a server
+//! that sends more than the message limit without completing an event is cut off), and
+//! the lines the SSE standard says to ignore or to take leniently (unknown fields, lines
+//! without a colon, a repeated `id`/`event`/`retry`, a `retry` that is not a number,
+//! invalid UTF-8), which sse-stream refuses by breaking the stream, are rewritten first
+//! ([`Lines`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -68,28 +72,121 @@ pub(crate) fn events(
             };
             std::future::ready(result)
         })
-        // Handed over a line at a time: sse-stream parses a whole chunk before it yields
-        // the events completed in it, so a line it refuses lost the events before it in
-        // the same chunk, and what the client read depended on where the network cut the
+        // Rewritten a line at a time into lines sse-stream accepts, each handed over on
+        // its own: what the client reads never depends on where the network cut the
         // stream (found by the `sse_reader` fuzz target).
-        .map_ok(|chunk| futures_util::stream::iter(lines(chunk).map(Ok::<_, std::io::Error>)))
+        .map_ok({
+            let mut lines = Lines::default();
+            move |chunk| futures_util::stream::iter(lines.push(&chunk).map(Ok::<_, std::io::Error>))
+        })
         .try_flatten();
     SseStream::from_bytes_stream(bytes).inspect(move |_| pending.store(0, Ordering::Relaxed))
 }
 
-/// `chunk` in pieces, each ending after a line break (`\n` or `\r`) but the last.
-fn lines(chunk: bytes::Bytes) -> impl Iterator<Item = bytes::Bytes> + Send {
-    let mut rest = chunk;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
+/// An SSE byte stream rewritten line by line into the strict form sse-stream reads, with
+/// the standard's leniency (the "Interpreting an event stream" rules of the HTML
+/// standard): lines end at CR, LF or CRLF; comments, unknown fields, an `id` holding NUL
+/// and a `retry` that is not all digits are dropped; a line without a colon is a field
+/// with an empty value; a repeated `event`, `id` or `retry` keeps the last; invalid UTF-8
+/// is replaced. `event`, `id` and `retry` are held until the blank line that dispatches
+/// the event (sse-stream refuses two of a kind), `data` lines pass at once.
+#[derive(Default)]
+struct Lines {
+    /// The start of a line not ended yet.
+    partial: Vec<u8>,
+    /// The last chunk ended with CR: an LF starting the next one ends nothing.
+    after_cr: bool,
+    /// No line seen yet (a byte order mark may start the stream).
+    started: bool,
+    event: Option<String>,
+    id: Option<String>,
+    retry: Option<u64>,
+}
+
+impl Lines {
+    /// The rewritten lines that `chunk` completes, one `Bytes` each.
+    fn push(&mut self, chunk: &[u8]) -> std::vec::IntoIter<bytes::Bytes> {
+        let mut out = Vec::new();
+        let mut rest = chunk;
+        if self.after_cr {
+            self.after_cr = false;
+            rest = rest.strip_prefix(b"\n").unwrap_or(rest);
         }
-        let end = rest
-            .iter()
-            .position(|b| matches!(b, b'\n' | b'\r'))
-            .map_or(rest.len(), |at| at + 1);
-        Some(rest.split_to(end))
-    })
+        while let Some(end) = rest.iter().position(|b| matches!(b, b'\n' | b'\r')) {
+            let line = if self.partial.is_empty() {
+                self.line(&rest[..end])
+            } else {
+                let mut whole = std::mem::take(&mut self.partial);
+                whole.extend_from_slice(&rest[..end]);
+                self.line(&whole)
+            };
+            out.extend(line);
+            let crlf = rest[end] == b'\r';
+            rest = &rest[end + 1..];
+            if crlf {
+                match rest.first() {
+                    Some(b'\n') => rest = &rest[1..],
+                    None => self.after_cr = true,
+                    Some(_) => {}
+                }
+            }
+        }
+        self.partial.extend_from_slice(rest);
+        out.into_iter()
+    }
+
+    /// What one whole line (its end taken off) becomes.
+    fn line(&mut self, line: &[u8]) -> Option<bytes::Bytes> {
+        let line = if self.started {
+            line
+        } else {
+            self.started = true;
+            line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line)
+        };
+        if line.is_empty() {
+            // Dispatch: the held fields, then the blank line.
+            let mut out = String::new();
+            for (field, value) in [
+                // An empty type is the default one, `message`.
+                ("event", self.event.take().filter(|e| !e.is_empty())),
+                ("id", self.id.take()),
+                ("retry", self.retry.take().map(|r| r.to_string())),
+            ] {
+                if let Some(value) = value {
+                    // The space is the one sse-stream takes off.
+                    out.push_str(&format!("{field}: {value}\n"));
+                }
+            }
+            out.push('\n');
+            return Some(out.into());
+        }
+        let (field, value) = match line.iter().position(|b| *b == b':') {
+            Some(0) => return None, // a comment
+            Some(colon) => {
+                let value = &line[colon + 1..];
+                (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
+            }
+            None => (line, &b""[..]),
+        };
+        match field {
+            b"data" => {
+                let value = String::from_utf8_lossy(value);
+                return Some(format!("data: {value}\n").into());
+            }
+            b"event" => self.event = Some(String::from_utf8_lossy(value).into_owned()),
+            b"id" if !value.contains(&0) => {
+                self.id = Some(String::from_utf8_lossy(value).into_owned());
+            }
+            b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
+                // Digits beyond u64 are as if absent.
+                if let Ok(retry) = std::str::from_utf8(value).unwrap_or("").parse() {
+                    self.retry = Some(retry);
+                }
+            }
+            _ => {}
+        }
+        None
+    }
 }
 
 #[derive(Deserialize)]
@@ -223,5 +320,69 @@ pub(crate) async fn follow(
                 Err((failure, true)) => tracing::debug!("resuming failed: {}", failure.message),
             }
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The events sse-stream reads from `body` rewritten by [`Lines`], fed in pieces of
+    /// `piece` bytes.
+    async fn read(body: &[u8], piece: usize) -> Vec<Result<Sse, String>> {
+        let mut lines = Lines::default();
+        let rewritten: Vec<Result<bytes::Bytes, std::io::Error>> = body
+            .chunks(piece)
+            .flat_map(|chunk| lines.push(chunk))
+            .map(Ok)
+            .collect();
+        SseStream::from_bytes_stream(futures_util::stream::iter(rewritten))
+            .map(|e| e.map_err(|e| e.to_string()))
+            .collect()
+            .await
+    }
+
+    #[tokio::test]
+    async fn lines_the_standard_ignores_do_not_break_the_stream() {
+        let body: &[u8] = b"\xef\xbb\xbf: a comment\r\n\
+            unknown: field\n\
+            lonely\n\
+            retry: soon\n\
+            retry: 99999999999999999999999\n\
+            id: a\0b\n\
+            event: first\revent: message\r\n\
+            id: 1\nid: 2\n\
+            retry: 1500\nretry: 2500\n\
+            data:  two spaces\n\
+            data\n\
+            data: \xff\n\
+            \n\
+            event:\ndata: {}\n\n\
+            id\n\n";
+        for piece in [1, 2, 3, 7, body.len()] {
+            let events = read(body, piece).await;
+            assert_eq!(events.len(), 3, "{piece}: {events:?}");
+            let first = events[0].as_ref().unwrap();
+            assert_eq!(first.event.as_deref(), Some("message"));
+            assert_eq!(first.id.as_deref(), Some("2"));
+            assert_eq!(first.retry, Some(2500));
+            assert_eq!(first.data.as_deref(), Some(" two spaces\n\n\u{fffd}"));
+            let second = events[1].as_ref().unwrap();
+            assert_eq!(second.event, None, "an empty type is the default");
+            assert_eq!(second.data.as_deref(), Some("{}"));
+            // `id` alone resets the last id: an event whose id is empty.
+            assert_eq!(events[2].as_ref().unwrap().id.as_deref(), Some(""));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_crlf_cut_between_chunks_is_one_line_end() {
+        let mut lines = Lines::default();
+        let mut out: Vec<bytes::Bytes> = lines.push(b"data: x\r").collect();
+        out.extend(lines.push(b"\n\r\n"));
+        assert_eq!(
+            out,
+            [bytes::Bytes::from("data: x\n"), bytes::Bytes::from("\n")]
+        );
     }
 }
