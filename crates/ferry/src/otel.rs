@@ -437,6 +437,15 @@ pub(crate) fn note_tool_error() {
     });
 }
 
+/// Note, inside a traced client call, the JSON-RPC id its request went with (each
+/// `input_required` round has its own: the span keeps the last).
+#[cfg(feature = "client")]
+pub(crate) fn note_request_id(id: &ferry_protocol::RequestId) {
+    let cx = Context::current();
+    cx.span()
+        .set_attribute(KeyValue::new(JSONRPC_REQUEST_ID, id.to_string()));
+}
+
 /// Whether a client call's result (as JSON) is an `isError` tool result.
 #[cfg(feature = "client")]
 pub(crate) fn is_tool_error_value(method: &str, result: &Value) -> bool {

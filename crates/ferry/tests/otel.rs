@@ -196,6 +196,11 @@ async fn client_and_server_spans_share_the_trace_in_both_eras() {
                 assert_eq!(text(span, "mcp.protocol.version").as_deref(), Some(v));
             }
             assert!(text(server_span, "jsonrpc.request.id").is_some());
+            assert_eq!(
+                text(client_span, "jsonrpc.request.id"),
+                text(server_span, "jsonrpc.request.id"),
+                "{v} {name}: the id the request went with"
+            );
             // A session in the session era (the connection), none in the stateless era.
             assert_eq!(
                 text(server_span, "mcp.session.id").is_some(),
@@ -223,6 +228,21 @@ async fn client_and_server_spans_share_the_trace_in_both_eras() {
             let prompt = span(&spans, kind, "prompts/get greet");
             assert_eq!(text(prompt, "gen_ai.prompt.name").as_deref(), Some("greet"));
         }
+
+        // The handshake is traced too: `initialize` (session era) or `server/discover`.
+        let handshake = if version == ProtocolVersion::V2025_06_18 {
+            "initialize"
+        } else {
+            "server/discover"
+        };
+        let client_handshake = span(&spans, SpanKind::Client, handshake);
+        let server_handshake = span(&spans, SpanKind::Server, handshake);
+        assert_eq!(
+            server_handshake.parent_span_id,
+            client_handshake.span_context.span_id(),
+            "{v}: the handshake's trace context went in its _meta"
+        );
+        assert!(text(client_handshake, "jsonrpc.request.id").is_some());
 
         // The tool's own span is the child of the server's.
         let server_nested = span(&spans, SpanKind::Server, "tools/call nested");

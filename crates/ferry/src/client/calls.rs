@@ -113,7 +113,13 @@ impl Client {
                 reset_timeout_on_progress: options.reset_timeout_on_progress,
                 max_total_timeout: options.max_total_timeout,
             };
-            let raw = self.inner.peer.call(method, &params, this_round).await?;
+            let id = self.inner.peer.next_request_id();
+            #[cfg(feature = "otel")]
+            if self.inner.otel.is_some() {
+                crate::otel::note_request_id(&id);
+            }
+            let peer = &self.inner.peer;
+            let raw = peer.call_with_id(id, method, &params, this_round).await?;
             let result: Value = serde_json::from_str(raw.get())
                 .map_err(|e| ClientError::InvalidResult(e.to_string()))?;
             if result.get("resultType").and_then(Value::as_str) != Some("input_required") {

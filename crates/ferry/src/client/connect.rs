@@ -343,7 +343,7 @@ async fn discover(
         timeout,
         ..Default::default()
     };
-    let raw = peer.call("server/discover", &params, options).await?;
+    let raw = handshake_call(peer, builder, "server/discover", params, version, options).await?;
     let result: DiscoverResult =
         serde_json::from_str(raw.get()).map_err(|e| ClientError::InvalidResult(e.to_string()))?;
     if !result
@@ -370,6 +370,37 @@ async fn discover(
     })
 }
 
+/// A request of the handshake (`initialize`, `server/discover`): in a span of its own
+/// when the client is traced (feature `otel`), its context in the request's `_meta`.
+async fn handshake_call(
+    peer: &crate::engine::Peer,
+    builder: &ClientBuilder,
+    method: &'static str,
+    params: Value,
+    version: ProtocolVersion,
+    options: CallOptions,
+) -> Result<ferry_protocol::jsonrpc::RawJson, ClientError> {
+    #[cfg(feature = "otel")]
+    if let Some(tracing) = &builder.otel {
+        use opentelemetry::context::FutureExt as _;
+        let mut params = params;
+        let call = tracing.start(method, &mut params, version);
+        let id = peer.next_request_id();
+        let result = async {
+            crate::otel::note_request_id(&id);
+            peer.call_with_id(id, method, &params, options).await
+        }
+        .with_context(call.cx.clone())
+        .await
+        .map_err(ClientError::from);
+        tracing.finish(call, result.as_ref().err());
+        return result;
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = (builder, version);
+    Ok(peer.call(method, &params, options).await?)
+}
+
 async fn initialize_newest(
     peer: &crate::engine::Peer,
     builder: &ClientBuilder,
@@ -393,7 +424,17 @@ async fn initialize(
         "capabilities": capabilities,
         "clientInfo": builder.info,
     });
-    let result: InitializeResult = peer.request("initialize", &params).await?;
+    let raw = handshake_call(
+        peer,
+        builder,
+        "initialize",
+        params,
+        version,
+        CallOptions::default(),
+    )
+    .await?;
+    let result: InitializeResult =
+        serde_json::from_str(raw.get()).map_err(|e| ClientError::InvalidResult(e.to_string()))?;
     let agreed = result
         .protocol_version
         .parse::<ProtocolVersion>()
