@@ -5,7 +5,8 @@
 //! tools`, `call`, `read`, ...: see `client`), which talk to the reference server in-process
 //! or to any stdio server given after `--`, and `ferry check` (the conformance checker: see
 //! `check`), and `ferry bridge` (a stdio server over HTTP and back: see `bridge`), and
-//! `ferry inspect` (the inspector, a local web page: see `inspect`).
+//! `ferry inspect` (the inspector, a local web page: see `inspect`), and `ferry replay` (its
+//! wire export played again against a server: see `replay`).
 
 use std::io::{IsTerminal as _, Write};
 use std::process::ExitCode;
@@ -22,6 +23,7 @@ mod client;
 mod completions;
 mod inspect;
 mod reference;
+mod replay;
 mod serve;
 mod serve_auth;
 mod stderr;
@@ -60,6 +62,21 @@ enum Command {
         mut_arg("sampling_reply", |arg| arg.hide(true)),
         mut_arg("elicit_reply", |arg| arg.hide(true)), mut_arg("otlp", |arg| arg.hide(true)))]
     Inspect(Box<inspect::InspectArgs>),
+    /// Replay a recording (the wire export of `ferry inspect`) against a server and report
+    /// whether each answer matches the recorded one: `ferry replay wire.jsonl -- cmd`.
+    // The client options that have no meaning for a replay (the recording answers the
+    // server and fixes the revision) are refused, and kept out of its help.
+    #[command(
+        mut_arg("protocol_version", |arg| arg.hide(true).conflicts_with("file")),
+        mut_arg("sampling_reply", |arg| arg.hide(true).conflicts_with("file")),
+        mut_arg("elicit_reply", |arg| arg.hide(true).conflicts_with("file")),
+        mut_arg("roots", |arg| arg.hide(true).conflicts_with("file")),
+        mut_arg("out", |arg| arg.hide(true).conflicts_with("file")),
+        mut_arg("otlp", |arg| arg.hide(true).conflicts_with("file")),
+        mut_arg("json", |arg| arg.help("Print the report as JSON on stdout")),
+        mut_arg("timeout", |arg| arg.help("How long each answer is waited for, in seconds (default 60)"))
+    )]
+    Replay(Box<replay::ReplayArgs>),
     #[command(flatten)]
     Client(Box<client::ClientCommand>),
     /// Print a completion script for a shell: `source <(ferry completions bash)`.
@@ -109,6 +126,7 @@ fn main() -> ExitCode {
         Command::Check(args) => runtime.block_on(check::run(args)),
         Command::Bridge(args) => runtime.block_on(bridge::run(*args)),
         Command::Inspect(args) => runtime.block_on(inspect::run(*args)),
+        Command::Replay(args) => runtime.block_on(replay::run(*args)),
         Command::Client(command) => runtime.block_on(client::run(*command)),
         Command::Completions(args) => completions::completions(&args, Cli::command()),
         Command::Man => completions::man(Cli::command()),

@@ -1,14 +1,19 @@
-//! `ferry inspect` in a real browser: Debian's chromium, driven headless by npm
-//! `playwright-core` (`inspect_browser/driver.mjs`), against `ferry inspect --no-browser`
-//! of the in-process reference server (negotiated: the stateless era) and of a `ferry
-//! serve` child on stdio (pinned to 2025-11-25: the session era). The driver
-//! uses the page as a person would (forms, buttons, the server's questions) and returns a
-//! verdict per check; screenshots of the main views go to `$FERRY_ARTIFACTS` (default:
-//! the target directory's `inspect-screenshots/`). The timings the issue asks for are
-//! printed: time to interactive, filtering 10,000 log messages, the embedded assets' size.
+//! `ferry inspect` in real browsers: Debian's chromium and Firefox ESR, driven headless by
+//! npm `playwright-core` (`inspect_browser/driver.mjs`; CDP for chromium, WebDriver BiDi
+//! for Firefox), against `ferry inspect --no-browser` of the in-process reference server
+//! (negotiated: the stateless era) and of a `ferry serve` child on stdio (pinned to
+//! 2025-11-25: the session era). The driver uses the page as a person would (forms,
+//! buttons, the server's questions) and returns a verdict per check; screenshots of the
+//! main views go to `$FERRY_ARTIFACTS` (default: the target directory's
+//! `inspect-screenshots/`), with the wire panel's export, which `ferry replay` then plays
+//! against the same kind of server: every recorded answer must match. The timings the
+//! issue asks for are printed: time to interactive, filtering 10,000 log messages, the
+//! embedded assets' size, the replay.
 //!
-//! Needs Node and `/usr/bin/chromium` (`apt-get install chromium`; `.ci/run` installs it);
-//! `inspect_browser/install.sh` installs the npm driver once.
+//! Needs Node and `/usr/bin/chromium` (`apt-get install chromium`), and for the Firefox
+//! tests `/usr/lib/firefox-esr/firefox-esr` (`apt-get install firefox-esr`; without it they
+//! say so and pass); `.ci/run` installs both. `inspect_browser/install.sh` installs the npm
+//! driver once.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -87,27 +92,52 @@ fn inspect(args: &[&str]) -> Inspector {
     Inspector { child, url }
 }
 
+/// The browsers the driver runs.
+#[derive(Clone, Copy, PartialEq)]
+enum Browser {
+    Chromium,
+    Firefox,
+}
+
+impl Browser {
+    fn name(self) -> &'static str {
+        match self {
+            Browser::Chromium => "chromium",
+            Browser::Firefox => "firefox",
+        }
+    }
+}
+
+/// Whether Firefox ESR is here (`$FERRY_FIREFOX` names another build).
+fn firefox_installed() -> bool {
+    std::env::var_os("FERRY_FIREFOX").is_some()
+        || Path::new("/usr/lib/firefox-esr/firefox-esr").exists()
+}
+
 /// Install the npm driver (once; `install.sh` skips an install that is current).
-fn install_driver() {
+fn install_driver(browser: Browser) {
     let status = Command::new("sh")
         .arg(driver_dir().join("install.sh"))
         .status()
         .expect("run inspect_browser/install.sh (needs sh, flock, npm)");
     assert!(status.success(), "installing playwright-core failed");
-    assert!(
-        Path::new("/usr/bin/chromium").exists() || std::env::var_os("FERRY_CHROMIUM").is_some(),
-        "the browser tests need Debian's chromium: apt-get install -y chromium"
-    );
+    if browser == Browser::Chromium {
+        assert!(
+            Path::new("/usr/bin/chromium").exists() || std::env::var_os("FERRY_CHROMIUM").is_some(),
+            "the browser tests need Debian's chromium: apt-get install -y chromium"
+        );
+    }
 }
 
-/// Run the driver in `mode` against `inspector`; its verdicts and metrics.
-fn drive(inspector: &Inspector, mode: &str) -> Value {
-    install_driver();
+/// Run the driver in `mode` with `browser` against `inspector`; its verdicts and metrics.
+fn drive(inspector: &Inspector, mode: &str, browser: Browser) -> Value {
+    install_driver(browser);
     let output = Command::new("node")
         .arg(driver_dir().join("driver.mjs"))
         .arg(&inspector.url)
         .arg(mode)
         .arg(artifacts())
+        .arg(browser.name())
         .current_dir(driver_dir())
         .stderr(Stdio::inherit())
         .output()
@@ -147,6 +177,46 @@ fn asset_bytes() -> u64 {
         .sum()
 }
 
+/// Replay the wire export the driver saved as `which` against `target` (the client
+/// commands' target arguments) and require every recorded answer to match; the report's
+/// summary.
+fn replay_export(report: &Value, which: &str, target: &[&str]) -> Value {
+    let export = report[which]
+        .as_str()
+        .unwrap_or_else(|| panic!("the driver saved the wire export ({which})"));
+    // What the reference server's `server://info` says differently each run: its uptime,
+    // the runtime's tasks, and the count of cancelled countdowns, which rises a moment after
+    // the cancellation (`--realtime` would keep that moment; `tests/replay.rs` checks it).
+    let output = Command::new(FERRY)
+        .args(["replay", export, "--json", "--ignore", "uptime_seconds"])
+        .args([
+            "--ignore",
+            "tasks_alive",
+            "--ignore",
+            "countdowns_cancelled",
+        ])
+        .args(target)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run ferry replay");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let replayed: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("ferry replay --json printed {stdout:?}: {e}"));
+    let summary = replayed["summary"].clone();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "ferry replay {export}: {replayed:#}"
+    );
+    assert_eq!(summary["differed"], 0, "{replayed:#}");
+    assert_eq!(summary["unanswered"], 0, "{replayed:#}");
+    assert!(
+        summary["matched"].as_u64().unwrap_or(0) >= 25,
+        "the export holds the session: {replayed:#}"
+    );
+    summary
+}
+
 /// The checks both targets must pass.
 const COMMON: &[&str] = &[
     "page loads and is interactive",
@@ -167,9 +237,36 @@ const COMMON: &[&str] = &[
 
 #[test]
 fn reference_server_in_the_browser() {
+    reference_server(Browser::Chromium);
+}
+
+#[test]
+fn stdio_child_in_the_browser() {
+    stdio_child(Browser::Chromium);
+}
+
+#[test]
+fn reference_server_in_firefox() {
+    if !firefox_installed() {
+        println!("skipped: no Firefox ESR here (apt-get install -y firefox-esr)");
+        return;
+    }
+    reference_server(Browser::Firefox);
+}
+
+#[test]
+fn stdio_child_in_firefox() {
+    if !firefox_installed() {
+        println!("skipped: no Firefox ESR here (apt-get install -y firefox-esr)");
+        return;
+    }
+    stdio_child(Browser::Firefox);
+}
+
+fn reference_server(browser: Browser) {
     let _one = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let inspector = inspect(&[]);
-    let report = drive(&inspector, "reference");
+    let report = drive(&inspector, "reference", browser);
     let mut expected = COMMON.to_vec();
     expected.extend([
         "connecting from the page is refused without --allow-spawn",
@@ -177,12 +274,15 @@ fn reference_server_in_the_browser() {
         "10,000 log messages: filtering and scrolling stay fast",
     ]);
     assert_verdicts(&report, &expected);
+    let replayed = replay_export(&report, "wireExport", &[]);
     let m = &report["metrics"];
     let bytes = asset_bytes();
     println!(
-        "inspect metrics: time to interactive {:.0} ms (reload); {} log entries made in {} ms; \
+        "inspect metrics ({}): time to interactive {:.0} ms (reload); {} log entries made in {} ms; \
          filter by level {:.1} ms, by text {:.1} ms, back to all {:.1} ms; a scrolled frame \
-         {:.1} ms; embedded assets {bytes} bytes ({:.1} KiB)",
+         {:.1} ms; embedded assets {bytes} bytes ({:.1} KiB); the wire export replayed: {} \
+         requests matched in {} ms",
+        m["browser"].as_str().unwrap_or("?"),
         m["timeToInteractiveMs"].as_f64().unwrap_or(f64::NAN),
         m["logEntries"],
         m["logGenerationMs"],
@@ -191,13 +291,14 @@ fn reference_server_in_the_browser() {
         m["filterAllMs"].as_f64().unwrap_or(f64::NAN),
         m["scrollFrameMs"].as_f64().unwrap_or(f64::NAN),
         bytes as f64 / 1024.0,
+        replayed["matched"],
+        replayed["ms"],
     );
     println!("screenshots in {}", artifacts().display());
     assert!(bytes <= 500 * 1024, "the embedded page is {bytes} bytes");
 }
 
-#[test]
-fn stdio_child_in_the_browser() {
+fn stdio_child(browser: Browser) {
     let _one = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     // Pinned to the session era: the reference run negotiates the stateless one.
     let inspector = inspect(&[
@@ -208,18 +309,32 @@ fn stdio_child_in_the_browser() {
         FERRY,
         "serve",
     ]);
-    let report = drive(&inspector, "stdio");
+    let report = drive(&inspector, "stdio", browser);
     let mut expected = COMMON.to_vec();
     expected.extend([
         "another server connected from the page after confirming the command",
         "a command the person declines is not run",
+        "a reconnection begins a new connection in the wire export",
     ]);
     assert_verdicts(&report, &expected);
+    // The recording is of the session era (its initialize pinned 2025-11-25), replayed raw.
+    let replayed = replay_export(&report, "wireExport", &["--", FERRY, "serve"]);
+    // Three connections: the first session, the second server's, the session after the
+    // reconnection, each replayed on a fresh child.
+    let reconnected = replay_export(&report, "wireExportReconnected", &["--", FERRY, "serve"]);
+    assert!(
+        reconnected["matched"].as_u64() > replayed["matched"].as_u64(),
+        "{reconnected}"
+    );
     println!(
-        "inspect metrics (stdio child): time to interactive {:.0} ms",
+        "inspect metrics ({}, stdio child): time to interactive {:.0} ms; the wire export \
+         replayed: {} requests matched in {} ms",
+        report["metrics"]["browser"].as_str().unwrap_or("?"),
         report["metrics"]["timeToInteractiveMs"]
             .as_f64()
-            .unwrap_or(f64::NAN)
+            .unwrap_or(f64::NAN),
+        replayed["matched"],
+        replayed["ms"],
     );
 }
 

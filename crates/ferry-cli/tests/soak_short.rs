@@ -49,7 +49,10 @@ fn a_minute_of_mixed_traffic_leaves_nothing_behind() {
         "stdio.listen",
     ] {
         let count = &operations[kind];
-        assert!(count["done"].as_u64() > Some(0), "{kind} never ran: {report}");
+        assert!(
+            count["done"].as_u64() > Some(0),
+            "{kind} never ran: {report}"
+        );
         assert_eq!(count["failed"], 0, "{kind} failed: {count}");
     }
 

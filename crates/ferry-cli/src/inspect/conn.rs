@@ -63,6 +63,10 @@ impl Conn {
         roots: Vec<Root>,
         request_timeout: Duration,
     ) -> Result<Conn, String> {
+        // Before any of its messages: where the page's wire export says a connection began.
+        shared.hub.emit(json!({
+            "type": "connecting", "conn": id, "target": describe(&common), "time": now_ms(),
+        }));
         let (target, transport) = target::start(&common)?;
         let tap_shared = shared.clone();
         let (transport, _relay) = trace::tap(transport, move |direction, seen| {

@@ -1,18 +1,30 @@
-// Drives Debian's chromium (headless, through playwright-core) against a running
-// `ferry inspect --no-browser`, the way a person would use the page, and prints one JSON
-// line on stdout: {"verdicts": [{name, ok, detail}], "metrics": {...}}.
+// Drives Debian's chromium or Firefox ESR (headless, through playwright-core: CDP for
+// chromium, WebDriver BiDi for Firefox) against a running `ferry inspect --no-browser`, the
+// way a person would use the page, and prints one JSON line on stdout:
+// {"verdicts": [{name, ok, detail}], "metrics": {...}, "wireExport": PATH,
+// "wireExportReconnected": PATH (stdio only)}.
 //
-// Usage: node driver.mjs URL MODE ARTIFACTS_DIR
+// Usage: node driver.mjs URL MODE ARTIFACTS_DIR [BROWSER]
 //   MODE: `reference` (the in-process reference server: every check, the performance
 //         measurements, the conformance report) or `stdio` (a `ferry serve` child: the
 //         same exchanges, and a second server connected from the page, confirmed first).
+//   BROWSER: `chromium` (default; $FERRY_CHROMIUM or /usr/bin/chromium) or `firefox`
+//         ($FERRY_FIREFOX or /usr/lib/firefox-esr/firefox-esr).
+// The wire panel's export is saved as ARTIFACTS_DIR/[BROWSER-]MODE-wire.jsonl (and, in the
+// stdio mode, after a reconnection and a second server, as ...-wire-reconnected.jsonl).
 
-import { mkdir, readFile, readdir, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { chromium, firefox } from 'playwright-core';
 
-const [url, mode, artifacts] = process.argv.slice(2);
+const [url, mode, artifacts, browserName = 'chromium'] = process.argv.slice(2);
+// Files of this run: chromium's keep the names they always had.
+const tag = browserName === 'chromium' ? mode : `${browserName}-${mode}`;
+let wireExport = null;
+let wireExportReconnected = null;
 const origin = new URL(url).origin;
 const port = Number(new URL(url).port);
 const token = new URL(url).searchParams.get('token');
@@ -23,7 +35,7 @@ const TIMEOUT = 20_000;
 await mkdir(artifacts, { recursive: true });
 // This run's screenshots replace the last run's (a failure's shot included).
 for (const name of await readdir(artifacts)) {
-  if (name.startsWith(`${mode}-`) && name.endsWith('.png')) await rm(path.join(artifacts, name));
+  if (name.startsWith(`${tag}-`) && name.endsWith('.png')) await rm(path.join(artifacts, name));
 }
 
 /** Run one check; a thrown error is its failure. */
@@ -43,7 +55,7 @@ function assert(condition, message) {
 
 let page;
 async function shot(name) {
-  await page.screenshot({ path: path.join(artifacts, `${mode}-${name}.png`), fullPage: false });
+  await page.screenshot({ path: path.join(artifacts, `${tag}-${name}.png`), fullPage: false });
 }
 
 /** A raw HTTP request to the inspector (Node sets whatever Host and Origin we say). */
@@ -91,12 +103,56 @@ async function readInfo() {
   return Number(/countdowns_cancelled: (\d+)/.exec(text)[1]);
 }
 
-const browser = await chromium.launch({ executablePath: process.env.FERRY_CHROMIUM || '/usr/bin/chromium', args: ['--no-sandbox'] });
+/**
+ * Click what downloads a file, and read the file. Firefox ESR's WebDriver BiDi announces a
+ * download without the id playwright-core's `download` event needs (`navigation: null`),
+ * so with Firefox the file is looked for where the browser was told to save downloads.
+ */
+async function downloaded(click) {
+  if (!downloads) {
+    const [download] = await Promise.all([page.waitForEvent('download'), click()]);
+    return readFile(await download.path(), 'utf8');
+  }
+  const before = new Set(await readdir(downloads));
+  await click();
+  for (let i = 0; i < 200; i += 1) {
+    // Firefox writes NAME.part and renames it to NAME when the download is complete.
+    const added = (await readdir(downloads)).filter((n) => !before.has(n) && !n.endsWith('.part'));
+    if (added.length) return readFile(path.join(downloads, added[0]), 'utf8');
+    await new Promise((resolve) => { setTimeout(resolve, 100); });
+  }
+  throw new Error(`nothing was downloaded to ${downloads}`);
+}
+
+// The style element playwright-core's screenshots add for a moment (`body {}`, to let
+// animations settle): Firefox reports the page's CSP refusing it as a page error, naming
+// its hash. That refusal is the CSP working, and the element is the harness's, not the page's.
+const harnessStyle = `sha256-${createHash('sha256').update('body {}').digest('base64')}`;
+
+let downloads = null;
+let browser;
+if (browserName === 'firefox') {
+  downloads = await mkdtemp(path.join(os.tmpdir(), 'ferry-inspect-downloads-'));
+  browser = await firefox.launch({
+    // A `moz-` channel is what makes playwright-core speak WebDriver BiDi to a stock Firefox.
+    channel: 'moz-firefox-esr',
+    executablePath: process.env.FERRY_FIREFOX || '/usr/lib/firefox-esr/firefox-esr',
+    downloadsPath: downloads,
+    // Firefox opens its downloads panel when a download starts, which takes the focus from
+    // the page: keys pressed after the wire's export would then not activate its buttons.
+    firefoxUserPrefs: { 'browser.download.alwaysOpenPanel': false },
+  });
+} else {
+  browser = await chromium.launch({ executablePath: process.env.FERRY_CHROMIUM || '/usr/bin/chromium', args: ['--no-sandbox'] });
+}
+metrics.browser = `${browserName} ${browser.version()}`;
 try {
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, acceptDownloads: true });
   page = await context.newPage();
   const errors = [];
-  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('pageerror', (error) => {
+    if (!error.message.includes(harnessStyle)) errors.push(error.message);
+  });
 
   await check('page loads and is interactive', async () => {
     await page.goto(url);
@@ -315,12 +371,20 @@ try {
     const sent = await page.$$eval('#wire-list .row', (r) => r.some((x) => /←.*(result|error) #/.test(x.textContent) && /ms$/.test(x.textContent.trim())));
     assert(sent, 'answers carry their latency');
     await shot('wire');
-    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#wire-export')]);
-    const text = await readFile(await download.path(), 'utf8');
-    const lines = text.trim().split('\n').map((l) => JSON.parse(l));
-    assert(lines.some((l) => l.direction === 'sent' && l.message.method === 'tools/call'), 'the export holds the calls');
-    assert(lines.every((l) => l.time && l.direction && l.message), 'every line has time, direction, message');
-    return `${lines.length} messages exported`;
+    const text = await downloaded(() => page.click('#wire-export'));
+    const [header, ...lines] = text.trim().split('\n').map((l) => JSON.parse(l));
+    assert(header.format === 'ferry-wire' && header.version === 1, `the header line: ${JSON.stringify(header)}`);
+    const messages = lines.filter((l) => l.direction);
+    const connections = lines.filter((l) => l.connection);
+    assert(messages.some((l) => l.direction === 'sent' && l.message.method === 'tools/call'), 'the export holds the calls');
+    assert(messages.every((l) => l.time && l.conn && l.message), 'every message has time, connection, message');
+    assert(messages.length + connections.length === lines.length, 'every line is a message or a connection');
+    const era = mode === 'reference' ? 'stateless' : 'session';
+    assert(connections[0]?.connection.era === era && lines.indexOf(connections[0]) === 0, `the connection first: ${JSON.stringify(connections[0])}`);
+    // Kept for the test, which replays it with `ferry replay`.
+    wireExport = path.join(artifacts, `${tag}-wire.jsonl`);
+    await writeFile(wireExport, text);
+    return `${messages.length} messages exported`;
   });
 
   await check('keyboard: the view tabs and the lists are buttons', async () => {
@@ -488,6 +552,26 @@ try {
       await page.waitForTimeout(300);
       assert(await page.$$eval('#conns button', (b) => b.length) === 2, 'no third connection');
     });
+
+    await check('a reconnection begins a new connection in the wire export', async () => {
+      await page.click('#conns button >> nth=0');
+      await view('server');
+      await page.click('#view-server button:has-text("Reconnect")');
+      await page.waitForFunction(() => document.querySelector('#status').textContent === 'Reconnected', null, { timeout: TIMEOUT });
+      const text = await call('echo', { text: 'after the reconnection' });
+      assert(/after the reconnection/.test(text), text);
+      await view('wire');
+      const exported = await downloaded(() => page.click('#wire-export'));
+      const lines = exported.trim().split('\n').map((l) => JSON.parse(l));
+      const begun = lines.map((l, i) => [l, i]).filter(([l]) => l.connection && l.conn === 1).map(([, i]) => i);
+      assert(begun.length === 2, `connection lines of connection 1 at ${begun}`);
+      const next = lines.slice(begun[1] + 1).find((l) => l.conn === 1);
+      assert(next?.message?.method === 'initialize', `after the second: ${JSON.stringify(next)}`);
+      assert(lines.some((l) => l.conn === 2 && l.connection), 'the second server has its line');
+      wireExportReconnected = path.join(artifacts, `${tag}-wire-reconnected.jsonl`);
+      await writeFile(wireExportReconnected, exported);
+      return `connection lines at ${begun.join(', ')} of ${lines.length}`;
+    });
   }
 
   await check('readable in a narrow window', async () => {
@@ -504,5 +588,6 @@ try {
   });
 } finally {
   await browser.close();
+  if (downloads) await rm(downloads, { recursive: true, force: true });
 }
-console.log(JSON.stringify({ verdicts, metrics }));
+console.log(JSON.stringify({ verdicts, metrics, wireExport, wireExportReconnected }));

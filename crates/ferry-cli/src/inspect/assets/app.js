@@ -19,6 +19,10 @@ const state = {
   pending: new Map(), // request id -> request event
   log: [],
   wire: [],
+  // Where each connection (and each reconnection) began, in the order of the wire: the
+  // export's connection lines. {seq, conn, time, target, info}
+  marks: [],
+  version: null,
   requestsInFlight: new Map(), // `${conn} ${direction} ${id}` -> sent time, for latency
   call: null, // {id, progress, message, cancel}
 };
@@ -792,16 +796,51 @@ function onWire(event) {
   if (event.dir === 'received' && isObject && method && id === undefined) onNotification(event.conn, message, event.time);
 }
 
+/** What a connection line of the export says of a connection: enough to replay it. */
+function connectionLine(conn, time, target, info) {
+  return JSON.stringify({
+    time: new Date(time).toISOString(),
+    conn,
+    connection: {
+      target,
+      protocolVersion: info?.protocolVersion,
+      era: info?.era,
+      serverInfo: info?.serverInfo,
+      clientCapabilities: info?.clientCapabilities,
+    },
+  });
+}
+
+/**
+ * The wire as JSON lines (`ferry replay` plays them again): a header line, then the
+ * messages in order, each connection's preceded by a line saying what it was connected to.
+ */
 function exportWire() {
-  const lines = state.wire.map((e) => {
+  const lines = [JSON.stringify({ format: 'ferry-wire', version: 1, exported: new Date().toISOString(), ferry: state.version })];
+  const marked = new Set(state.marks.map((m) => m.conn));
+  let next = 0;
+  for (const e of state.wire) {
+    while (next < state.marks.length && state.marks[next].seq < e.seq) {
+      const m = state.marks[next];
+      lines.push(connectionLine(m.conn, m.time, m.target, m.info));
+      next += 1;
+    }
+    // A connection whose beginning left the inspector's backlog: what the page knows now.
+    if (!marked.has(e.conn)) {
+      marked.add(e.conn);
+      const info = state.conns.get(e.conn)?.info;
+      if (info) lines.push(connectionLine(e.conn, e.time, info.target, info));
+    }
     let message;
     try {
       message = JSON.parse(e.text);
     } catch {
       message = e.text;
     }
-    return JSON.stringify({ time: new Date(e.time).toISOString(), conn: e.conn, direction: e.dir, size: e.size, message });
-  });
+    const line = { time: new Date(e.time).toISOString(), conn: e.conn, direction: e.dir, size: e.size, message };
+    if (e.truncated) line.truncated = true;
+    lines.push(JSON.stringify(line));
+  }
   const blob = new Blob([lines.join('\n') + (lines.length ? '\n' : '')], { type: 'application/x-ndjson' });
   const link = h('a', { href: URL.createObjectURL(blob), download: `ferry-wire-${new Date().toISOString().replace(/[:.]/g, '-')}.jsonl` });
   document.body.append(link);
@@ -840,7 +879,13 @@ function setUpLogAndWire() {
   $('log-clear').addEventListener('click', () => { state.log = []; refilterLog(); queueDraw(); });
   $('wire-dir').addEventListener('change', (e) => { wireFilter.dir = e.target.value; refilterWire(); });
   $('wire-text').addEventListener('input', (e) => { wireFilter.text = e.target.value.toLowerCase(); refilterWire(); });
-  $('wire-clear').addEventListener('click', () => { state.wire = []; refilterWire(); queueDraw(); });
+  $('wire-clear').addEventListener('click', () => {
+    state.wire = [];
+    // Each connection's last beginning stays: an export after Clear still says what each was.
+    state.marks = state.marks.filter((m, i) => !state.marks.slice(i + 1).some((later) => later.conn === m.conn));
+    refilterWire();
+    queueDraw();
+  });
   $('wire-export').addEventListener('click', exportWire);
 }
 
@@ -917,11 +962,17 @@ function onEvent(event) {
     case 'progress': onProgress(event); break;
     case 'request': state.pending.set(event.id, event); renderInbox(); break;
     case 'request-done': state.pending.delete(event.id); renderInbox(); break;
-    case 'connection':
+    case 'connecting':
+      state.marks.push({ seq: event.seq, conn: event.conn, time: event.time, target: event.target, info: null });
+      break;
+    case 'connection': {
+      const mark = state.marks.findLast((m) => m.conn === event.conn);
+      if (mark) mark.info = event.info;
       setConn(event.info);
       renderConns();
       if (event.conn === state.current && state.view === 'server') renderServer();
       break;
+    }
     case 'closed': {
       const c = state.conns.get(event.conn);
       if (c) {
@@ -964,6 +1015,7 @@ async function start() {
     return;
   }
   state.allowSpawn = snapshot.allowSpawn;
+  state.version = snapshot.version;
   for (const info of snapshot.connections) setConn(info);
   for (const request of snapshot.pending) state.pending.set(request.id, request);
   renderConns();
