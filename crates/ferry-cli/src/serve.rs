@@ -46,6 +46,22 @@ pub(crate) struct ServeArgs {
         default_value_t = 1800
     )]
     session_idle: u64,
+    /// At most this many live sessions per client (Streamable HTTP and HTTP+SSE
+    /// together; past it, 429): the client is the OAuth principal with `--auth-*`,
+    /// otherwise the address it connects from (see `--trusted-proxy`).
+    #[arg(
+        long,
+        requires = "http",
+        value_name = "N",
+        default_value_t = HttpConfig::default().max_sessions_per_client
+    )]
+    max_sessions_per_client: usize,
+    /// A reverse proxy in front of the server (repeat for several): connections from this
+    /// address count against the client address in `X-Forwarded-For` (its rightmost entry
+    /// that is not a trusted proxy) for `--max-sessions-per-client`. Default: none (the
+    /// header is ignored).
+    #[arg(long, requires = "http", value_name = "IP")]
+    trusted_proxy: Vec<IpAddr>,
     #[command(flatten)]
     auth: AuthArgs,
     /// Export OpenTelemetry traces and metrics of every request to this OTLP/HTTP collector
@@ -232,6 +248,8 @@ async fn serve(args: ServeArgs, traced: bool) -> ExitCode {
             .then_some(reference::conformance::SSE_POLL_AFTER),
         sse_responses: args.sse_responses,
         session_idle_timeout: std::time::Duration::from_secs(args.session_idle.max(1)),
+        max_sessions_per_client: args.max_sessions_per_client,
+        trusted_proxies: args.trusted_proxy.clone(),
         ..Default::default()
     };
     let mut config = args.redis.apply(config, store);

@@ -435,7 +435,12 @@ async fn redis_down_is_a_clear_503_and_its_return_is_recovery() {
 async fn abandoned_sessions_leave_nothing_in_redis() {
     let redis = Redis::start();
     let prefix = prefix("expiry");
-    let instance = Instance::start(&redis.url(), &prefix, &["--session-idle", "3"]);
+    // Thousands live at once, all from this address: past the per-client default.
+    let instance = Instance::start(
+        &redis.url(),
+        &prefix,
+        &["--session-idle", "3", "--max-sessions-per-client", "10000"],
+    );
     let url = instance.url();
     const OPENED: usize = 10_000;
     const OPENERS: usize = 16;

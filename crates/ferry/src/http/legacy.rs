@@ -9,9 +9,11 @@
 //! | `GET /sse` | 200 `text/event-stream`: first an `endpoint` event whose data is `/messages?sessionId=<32 hex digits>`, then every message of the session as a `message` event |
 //! | `GET /sse` with an `Accept` that excludes `text/event-stream` | 406 |
 //! | `GET /sse` beyond [`super::HttpConfig::max_sessions`] (shared with the session era) or during shutdown | 503 |
+//! | `GET /sse` beyond [`super::HttpConfig::max_sessions_per_client`] (shared with the session era) | 429 |
 //! | `POST /messages?sessionId=ID`, a JSON-RPC message (or batch) | 202 `Accepted`; the engine's answer goes out on the SSE stream |
 //! | `POST` without `sessionId` | 400 |
 //! | `POST` with an unknown `sessionId` (never issued, its SSE stream closed, or idle past [`super::HttpConfig::session_idle_timeout`]) | 404 |
+//! | `POST` while more than [`super::HttpConfig::legacy_max_unread_bytes`] of the session's output wait for its client to read them | 503 |
 //! | `POST` body not `application/json` / over the body limit / not JSON | 415 / 413 / 400 |
 //! | foreign `Origin` / `Host` | 403 / 421 (as on the Streamable HTTP endpoint) |
 //!
@@ -29,6 +31,19 @@
 //! sessions count towards [`super::HttpConfig::max_sessions`] with the session era's. The
 //! per-session stream limit does not apply (one stream; POSTs are answered at once).
 //!
+//! **A client that does not read.** A task takes every frame from the engine as it comes
+//! and queues it for the stream, counting its bytes: the engine never waits for the client
+//! (a waiting engine would hold every finished answer, each with its bytes, however many
+//! the client posts). While more than [`super::HttpConfig::legacy_max_unread_bytes`] wait
+//! unread, the session's POSTs get 503 and a JSON-RPC error saying why: the client is
+//! slowed down and loses nothing. Answers to requests accepted before still queue, up to
+//! twice the limit; past that the stream is cut as the session era cuts a stream whose
+//! queue is full: the session ends, its queue is dropped and its id gets 404. (The
+//! session era's streams can be resumed from the event store; this transport has no
+//! resumption, so it refuses new work first.) With a session store, a POST that reaches
+//! the session through another instance is passed on without that check; the cut still
+//! bounds what it adds.
+//!
 //! **Shutdown.** `serve_with_shutdown` closes every engine's input: in-flight requests still
 //! answer on their stream (within the engine's shutdown grace), then the stream ends.
 //!
@@ -36,7 +51,7 @@
 //! after the prefix the router is nested under (`Router::nest("/api", ..)`: `/api/messages`)
 //! and after `X-Forwarded-Prefix` when a proxy strips a prefix of its own and says so.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
@@ -52,6 +67,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::clients::{ClientKey, ClientSlot};
 use super::owner::{RequestData, SessionOwner};
 use super::stateless::error_response;
 use super::store::{BusMessage, SessionRecord};
@@ -64,19 +80,110 @@ const ENGINE_QUEUE: usize = 32;
 /// Every HTTP+SSE session of a router.
 #[derive(Default)]
 pub(crate) struct LegacySessions {
-    map: Mutex<HashMap<String, Entry>>,
+    map: Mutex<HashMap<String, Held>>,
     shutdown: CancellationToken,
     /// Set once the sweeper task runs.
     sweeper: std::sync::OnceLock<()>,
 }
 
-/// One session: its engine's input, its activity, and the principal that opened it (if
-/// an authentication layer named one: see [`SessionOwner`]).
+/// A session in the table, with its client's slot (given back when it leaves).
+struct Held {
+    entry: Entry,
+    _client: Option<ClientSlot>,
+}
+
+/// One session: its engine's input, its activity, its output waiting for the stream, and
+/// the principal that opened it (if an authentication layer named one: see
+/// [`SessionOwner`]).
 #[derive(Clone)]
 struct Entry {
     to_engine: mpsc::Sender<TransportEvent>,
     activity: Arc<Activity>,
+    outbox: Arc<Outbox>,
     owner: Option<SessionOwner>,
+}
+
+/// A session's output between its engine and its SSE response, counted in bytes (see
+/// "A client that does not read" in the module docs).
+#[derive(Default)]
+struct Outbox {
+    queue: Mutex<Queue>,
+    /// Woken when an event is queued or the queue ends (one reader: the response).
+    ready: tokio::sync::Notify,
+}
+
+#[derive(Default)]
+struct Queue {
+    events: VecDeque<Bytes>,
+    /// The bytes of `events`.
+    bytes: usize,
+    /// No more events will come (what is queued is still sent).
+    ended: bool,
+    /// The stream is gone or cut: nothing is queued any more.
+    closed: bool,
+}
+
+impl Outbox {
+    fn queue(&self) -> std::sync::MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The bytes queued and not yet taken by the response.
+    fn unread(&self) -> usize {
+        self.queue().bytes
+    }
+
+    /// Queue `event`, unless more than `cut_at` bytes wait already (`Err`: the stream is
+    /// to be cut) or the stream is gone (dropped). One event is always taken by a queue
+    /// the client keeps up with, whatever its size.
+    fn push(&self, event: Bytes, cut_at: usize) -> Result<(), ()> {
+        let mut queue = self.queue();
+        if queue.closed {
+            return Ok(());
+        }
+        if queue.bytes > cut_at {
+            return Err(());
+        }
+        queue.bytes += event.len();
+        queue.events.push_back(event);
+        drop(queue);
+        self.ready.notify_one();
+        Ok(())
+    }
+
+    /// No more events: the response ends once it has sent what is queued.
+    fn end(&self) {
+        self.queue().ended = true;
+        self.ready.notify_one();
+    }
+
+    /// The stream is gone or cut: drop what is queued, take nothing more.
+    fn close(&self) {
+        let mut queue = self.queue();
+        queue.closed = true;
+        queue.ended = true;
+        queue.bytes = 0;
+        queue.events = VecDeque::new();
+        drop(queue);
+        self.ready.notify_one();
+    }
+
+    /// The next event for the response; `None` once the queue has ended. Cancel-safe.
+    async fn next(&self) -> Option<Bytes> {
+        loop {
+            {
+                let mut queue = self.queue();
+                if let Some(event) = queue.events.pop_front() {
+                    queue.bytes -= event.len();
+                    return Some(event);
+                }
+                if queue.ended {
+                    return None;
+                }
+            }
+            self.ready.notified().await;
+        }
+    }
 }
 
 /// What keeps a session from being idle: POSTs, messages sent on its stream, requests
@@ -172,11 +279,11 @@ impl Activity {
 }
 
 impl LegacySessions {
-    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Held>> {
         self.map.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// How many SSE connections are open.
+    /// How many sessions are live.
     pub(crate) fn len(&self) -> usize {
         self.map().len()
     }
@@ -191,26 +298,48 @@ impl LegacySessions {
     /// The live session `id`; an idle-expired one is ended here.
     fn find(&self, id: &str, idle: Duration) -> Option<Entry> {
         let mut map = self.map();
-        let entry = map.get(id)?;
-        if entry.activity.idle(idle) {
-            let entry = map.remove(id)?;
-            entry.activity.expired.cancel();
+        let held = map.get(id)?;
+        if held.entry.activity.idle(idle) {
+            let held = map.remove(id)?;
+            drop(map);
+            held.entry.end();
             return None;
         }
-        Some(entry.clone())
+        Some(held.entry.clone())
     }
 
     /// End every idle-expired session: its stream closes, its engine's input too.
     pub(crate) fn sweep(&self, idle: Duration) {
-        let mut map = self.map();
-        map.retain(|id, entry| {
-            let expired = entry.activity.idle(idle);
-            if expired {
+        let expired: Vec<Held> = self
+            .map()
+            .extract_if(|_, held| held.entry.activity.idle(idle))
+            .map(|(id, held)| {
                 tracing::debug!(session = %id, "HTTP+SSE session expired");
-                entry.activity.expired.cancel();
-            }
-            !expired
-        });
+                held
+            })
+            .collect();
+        for held in expired {
+            held.entry.end();
+        }
+    }
+
+    /// End session `id` now, its client too far behind (see [`Outbox`]).
+    fn cut(&self, id: &str, activity: &Activity, outbox: &Outbox) {
+        let held = self.map().remove(id);
+        tracing::debug!(session = %id, "HTTP+SSE session cut: its client does not read");
+        activity.expired.cancel();
+        outbox.close();
+        drop(held);
+    }
+}
+
+impl Entry {
+    /// End the session: its stream ends and what waits for it is dropped. Its engine's
+    /// input closes once the table's entry and those of POSTs in flight are gone (the
+    /// stream and its pump hold none).
+    fn end(&self) {
+        self.activity.expired.cancel();
+        self.outbox.close();
     }
 }
 
@@ -233,11 +362,14 @@ async fn sweep(shared: Weak<Shared>, every: Duration) {
 struct Registration {
     shared: Arc<Shared>,
     id: String,
+    outbox: Arc<Outbox>,
 }
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        self.shared.legacy.map().remove(&self.id);
+        self.outbox.close();
+        let held = self.shared.legacy.map().remove(&self.id);
+        drop(held);
         tracing::debug!(session = %self.id, "HTTP+SSE session ended");
         // Shared: its record goes with it (the other instances then answer 404).
         if let Some(store) = self.shared.config.session_store.clone() {
@@ -355,11 +487,19 @@ pub(crate) async fn get(State(shared): State<Arc<Shared>>, request: Request) -> 
             ErrorObject::invalid_request("the Accept header must allow text/event-stream"),
         );
     }
+    let data = RequestData::of(request.extensions());
+    let client = match super::clients::admit(
+        &shared,
+        ClientKey::of(&shared.config, &data, request.headers()),
+    ) {
+        Ok(client) => client,
+        Err(response) => return response,
+    };
     super::session::make_room(&shared);
     let id = super::session::new_session_id();
     // Read before taking the legacy lock: the session era takes its lock, then this one.
     let session_era = shared.sessions.len();
-    let (incoming, outgoing, from_engine, activity) = {
+    let (incoming, outgoing, from_engine, entry) = {
         let mut map = shared.legacy.map();
         if shared.legacy.shutdown.is_cancelled() {
             return unavailable("the server is shutting down".to_owned());
@@ -372,15 +512,18 @@ pub(crate) async fn get(State(shared): State<Arc<Shared>>, request: Request) -> 
         }
         let (to_engine, incoming) = mpsc::channel(ENGINE_QUEUE);
         let (outgoing, from_engine) = mpsc::channel(shared.backend.write_queue().max(1));
-        let owner = request.extensions().get::<SessionOwner>().cloned();
-        let activity = Arc::new(Activity::new());
         let entry = Entry {
             to_engine,
-            activity: Arc::clone(&activity),
-            owner,
+            activity: Arc::new(Activity::new()),
+            outbox: Arc::default(),
+            owner: data.owner,
         };
-        map.insert(id.clone(), entry);
-        (incoming, outgoing, from_engine, activity)
+        let held = Held {
+            entry: entry.clone(),
+            _client: client,
+        };
+        map.insert(id.clone(), held);
+        (incoming, outgoing, from_engine, entry)
     };
     let idle = shared.config.session_idle_timeout;
     let weak = Arc::downgrade(&shared);
@@ -404,7 +547,46 @@ pub(crate) async fn get(State(shared): State<Arc<Shared>>, request: Request) -> 
         shared.config.legacy_messages
     );
     tracing::debug!(session = %id, "HTTP+SSE session started");
-    stream(&shared, id, endpoint, from_engine, activity)
+    let Entry {
+        activity, outbox, ..
+    } = entry;
+    tokio::spawn(pump(
+        Arc::clone(&shared),
+        id.clone(),
+        from_engine,
+        Arc::clone(&activity),
+        Arc::clone(&outbox),
+    ));
+    stream(&shared, id, endpoint, activity, outbox)
+}
+
+/// Take every frame of the session's engine as it comes into its [`Outbox`], until the
+/// engine ends (then the stream ends once it has sent the rest), the session ends, or its
+/// client falls more than twice [`super::HttpConfig::legacy_max_unread_bytes`] behind
+/// (then the stream is cut).
+async fn pump(
+    shared: Arc<Shared>,
+    id: String,
+    mut from_engine: mpsc::Receiver<Frame>,
+    activity: Arc<Activity>,
+    outbox: Arc<Outbox>,
+) {
+    let cut_at = shared.config.legacy_max_unread_bytes.saturating_mul(2);
+    loop {
+        let frame = tokio::select! {
+            frame = from_engine.recv() => frame,
+            () = activity.expired.cancelled() => return,
+        };
+        let Some(frame) = frame else {
+            outbox.end();
+            return;
+        };
+        activity.sent(&frame);
+        if outbox.push(sse::event(&frame), cut_at).is_err() {
+            shared.legacy.cut(&id, &activity, &outbox);
+            return;
+        }
+    }
 }
 
 /// The path the client's URL has before the router's own paths: a proxy's
@@ -430,20 +612,20 @@ fn client_prefix(request: &Request) -> String {
     format!("{forwarded}{nested}")
 }
 
-/// The SSE response: the `endpoint` event, then every frame of the engine, with keep-alives,
-/// until the engine ends.
+/// The SSE response: the `endpoint` event, then every event of the session's [`Outbox`],
+/// with keep-alives, until the engine ends or the session does.
 fn stream(
     shared: &Arc<Shared>,
     id: String,
     endpoint: String,
-    from_engine: mpsc::Receiver<Frame>,
     activity: Arc<Activity>,
+    outbox: Arc<Outbox>,
 ) -> Response {
     struct Sse {
         first: Option<Bytes>,
-        from_engine: mpsc::Receiver<Frame>,
         ticks: tokio::time::Interval,
         activity: Arc<Activity>,
+        outbox: Arc<Outbox>,
         _registration: Registration,
     }
     let keep_alive = shared.config.sse_keep_alive;
@@ -451,23 +633,23 @@ fn stream(
         first: Some(Bytes::from(format!(
             "event: endpoint\ndata: {endpoint}\n\n"
         ))),
-        from_engine,
         ticks: tokio::time::interval_at(tokio::time::Instant::now() + keep_alive, keep_alive),
-        activity,
         _registration: Registration {
             shared: Arc::clone(shared),
             id,
+            outbox: Arc::clone(&outbox),
         },
+        activity,
+        outbox,
     };
     let body = futures_util::stream::unfold(state, |mut s| async move {
         if let Some(first) = s.first.take() {
             return Some((Ok::<_, Infallible>(first), s));
         }
         let bytes = tokio::select! {
-            frame = s.from_engine.recv() => {
-                let frame = frame?;
-                s.activity.sent(&frame);
-                sse::event(&frame)
+            event = s.outbox.next() => {
+                s.activity.touch();
+                event?
             }
             _ = s.ticks.tick() => sse::keep_alive(),
             () = s.activity.expired.cancelled() => return None,
@@ -501,6 +683,15 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
         && entry.owner != data.owner
     {
         return unknown_session();
+    }
+    // A client that does not read its stream is given no more work (see `Outbox`).
+    let limit = shared.config.legacy_max_unread_bytes;
+    let unread = entry.as_ref().map_or(0, |entry| entry.outbox.unread());
+    if unread > limit {
+        return unavailable(format!(
+            "this session's SSE stream is not being read: {unread} bytes of its output wait \
+             (limit {limit}: legacy_max_unread_bytes); read the stream, then post again"
+        ));
     }
     if !guard::is_json(&parts.headers) {
         return error_response(

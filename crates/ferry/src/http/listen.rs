@@ -3,13 +3,19 @@
 //! headers slowly (or never), or leaves a keep-alive connection idle, is cut after the
 //! header-read timeout; at most [`ConnectionLimits::max_connections`] at once, the next
 //! ones answered 503 and closed; and a shutdown that waits for the connections only so
-//! long. (`axum::serve` has none of these.)
+//! long. (`axum::serve` has none of these.) Every request carries its connection's peer
+//! address as axum's `ConnectInfo<SocketAddr>`.
 
 use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
+use axum::extract::ConnectInfo;
+use axum::http::Request;
+use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
@@ -65,8 +71,8 @@ pub(crate) async fn serve(
             accepted = listener.accept() => accepted,
             () = &mut signal => break,
         };
-        let stream = match accepted {
-            Ok((stream, _)) => stream,
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
             // Out of descriptors, or a connection reset before it was taken: the listener
             // is fine; wait a little so a full table is not spun on.
             Err(e) => {
@@ -82,7 +88,10 @@ pub(crate) async fn serve(
             tokio::spawn(refuse(stream));
             continue;
         };
-        let service = TowerToHyperService::new(router.clone());
+        let service = TowerToHyperService::new(WithPeer {
+            router: router.clone(),
+            peer,
+        });
         let connection = hyper::server::conn::http1::Builder::new()
             .timer(TokioTimer::new())
             .header_read_timeout(limits.header_read_timeout)
@@ -107,6 +116,30 @@ pub(crate) async fn serve(
         );
     }
     Ok(())
+}
+
+/// The router with the connection's peer address in every request, as axum's
+/// [`ConnectInfo`] (what `into_make_service_with_connect_info` gives): the per-client
+/// session limit reads it, and so may the application's own handlers.
+#[derive(Clone)]
+struct WithPeer {
+    router: Router,
+    peer: SocketAddr,
+}
+
+impl tower_service::Service<Request<Incoming>> for WithPeer {
+    type Response = <Router as tower_service::Service<Request<Incoming>>>::Response;
+    type Error = <Router as tower_service::Service<Request<Incoming>>>::Error;
+    type Future = <Router as tower_service::Service<Request<Incoming>>>::Future;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        tower_service::Service::<Request<Incoming>>::poll_ready(&mut self.router, cx)
+    }
+
+    fn call(&mut self, mut request: Request<Incoming>) -> Self::Future {
+        request.extensions_mut().insert(ConnectInfo(self.peer));
+        self.router.call(request)
+    }
 }
 
 /// Answer a connection over the limit with 503 (and a JSON-RPC error) and close it,

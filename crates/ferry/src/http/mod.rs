@@ -90,6 +90,7 @@
 #[cfg(feature = "http-auth")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http-auth")))]
 pub mod auth;
+mod clients;
 mod cors;
 mod events;
 mod frame_kind;
@@ -148,8 +149,39 @@ pub struct HttpConfig {
     pub max_body_bytes: usize,
     /// Silence after which an SSE stream gets a keep-alive comment. Default: 15 s.
     pub sse_keep_alive: Duration,
-    /// Session era: the most sessions at once (503 beyond). Default: 10,000.
+    /// The most sessions at once, of both eras and the 2024-11-05 HTTP+SSE transport (503
+    /// beyond). Default: 10,000.
     pub max_sessions: usize,
+    /// The most live sessions one client may hold (of both eras and the 2024-11-05 HTTP+SSE
+    /// transport together): past it, its `initialize` or `GET` on the HTTP+SSE path gets 429
+    /// with a JSON-RPC error naming the limit. The client is the request's
+    /// [`SessionOwner`] when an authentication layer set one (the `http-auth` layer: the
+    /// token's principal), otherwise the address the connection came from (an IPv6 one by
+    /// its /64; see [`HttpConfig::trusted_proxies`] behind a reverse proxy). The address is
+    /// what [`serve`] puts in every request as axum's
+    /// [`ConnectInfo<SocketAddr>`](axum::extract::ConnectInfo); a [`router`] served
+    /// otherwise counts by address only if its server provides that `ConnectInfo` too
+    /// (`into_make_service_with_connect_info`). With a
+    /// [`session_store`](HttpConfig::session_store) the count is this instance's: the
+    /// sessions it started and still holds. Default: 2,500, a quarter of the default
+    /// `max_sessions`: one client cannot take the table (four are needed to fill it), and
+    /// a gateway or NAT serving many users through one address still has room. Lower it
+    /// along with a lower `max_sessions`.
+    pub max_sessions_per_client: usize,
+    /// Reverse proxies in front of this server: a connection from one of these addresses
+    /// is counted (for [`HttpConfig::max_sessions_per_client`]) against the rightmost
+    /// `X-Forwarded-For` entry that is not itself a trusted proxy, the address the nearest
+    /// proxy saw (the entries left of it are whatever the client wrote, so they are never
+    /// trusted). Without this, every client behind a proxy shares the proxy's address.
+    /// Default: none (`X-Forwarded-For` is ignored).
+    pub trusted_proxies: Vec<std::net::IpAddr>,
+    /// 2024-11-05 HTTP+SSE: the most bytes of a session's output that may wait for a
+    /// client that does not read its SSE stream. Past it, the session's POSTs get 503 with a
+    /// JSON-RPC error saying so (nothing is lost: the client may read, then post again);
+    /// answers still due to requests accepted earlier are queued up to twice this, and then
+    /// the stream is cut and the session ends (as the session era cuts a stream whose queue
+    /// is full). Default: 4 MiB ([`DEFAULT_MAX_BODY_BYTES`]: one largest message).
+    pub legacy_max_unread_bytes: usize,
     /// Session era: the most open streams per session — POSTs awaiting their answer and
     /// GET streams (429 beyond). Default: 32.
     pub max_streams_per_session: usize,
@@ -158,7 +190,9 @@ pub struct HttpConfig {
     pub session_idle_timeout: Duration,
     /// Session era: when the session table is full, a session that has made no request
     /// since `initialize` (nor holds a stream) and has been quiet this long is ended to
-    /// make room, the quietest first; otherwise a new session gets 503. Default: 10 s.
+    /// make room, the quietest first; otherwise a new session gets 503. Likewise when a
+    /// client is at [`HttpConfig::max_sessions_per_client`], among that client's own
+    /// sessions (otherwise 429). Default: 10 s.
     pub unused_session_grace: Duration,
     /// Session era, with a [`session_store`](HttpConfig::session_store): how long this
     /// instance keeps its local engine of a session that has no open request or stream and
@@ -216,6 +250,9 @@ impl Default for HttpConfig {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             sse_keep_alive: Duration::from_secs(15),
             max_sessions: 10_000,
+            max_sessions_per_client: 2_500,
+            trusted_proxies: Vec::new(),
+            legacy_max_unread_bytes: DEFAULT_MAX_BODY_BYTES,
             max_streams_per_session: 32,
             session_idle_timeout: Duration::from_secs(30 * 60),
             unused_session_grace: Duration::from_secs(10),
@@ -289,6 +326,27 @@ impl HttpConfig {
         self
     }
 
+    /// Set the most live sessions per client (see
+    /// [`HttpConfig::max_sessions_per_client`]).
+    pub fn max_sessions_per_client(mut self, sessions: usize) -> Self {
+        self.max_sessions_per_client = sessions;
+        self
+    }
+
+    /// Trust `X-Forwarded-For` from one more reverse proxy's address (see
+    /// [`HttpConfig::trusted_proxies`]).
+    pub fn trust_proxy(mut self, address: std::net::IpAddr) -> Self {
+        self.trusted_proxies.push(address);
+        self
+    }
+
+    /// Set how many bytes of output may wait for an HTTP+SSE client that does not read (see
+    /// [`HttpConfig::legacy_max_unread_bytes`]).
+    pub fn legacy_max_unread_bytes(mut self, bytes: usize) -> Self {
+        self.legacy_max_unread_bytes = bytes;
+        self
+    }
+
     /// Set how long an unused session is kept when the table is full (see
     /// [`HttpConfig::unused_session_grace`]).
     pub fn unused_session_grace(mut self, grace: Duration) -> Self {
@@ -358,6 +416,8 @@ pub(crate) struct Shared {
     pub(crate) config: HttpConfig,
     pub(crate) sessions: session::Sessions,
     pub(crate) legacy: legacy::LegacySessions,
+    /// How many sessions each client holds (see [`HttpConfig::max_sessions_per_client`]).
+    pub(crate) clients: Arc<clients::ClientCounts>,
     /// This instance's id among those sharing the session store.
     pub(crate) instance: Arc<str>,
 }
@@ -383,6 +443,7 @@ impl Shared {
             config,
             sessions: session::Sessions::new(store),
             legacy: legacy::LegacySessions::default(),
+            clients: Arc::default(),
             instance,
         })
     }

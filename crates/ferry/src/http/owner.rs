@@ -20,14 +20,19 @@ pub struct SessionOwner(pub Arc<str>);
 pub(crate) struct RequestData {
     pub(crate) owner: Option<SessionOwner>,
     pub(crate) attachment: Option<Attachment>,
+    /// The connection's peer address (axum's `ConnectInfo`, which `serve` sets).
+    pub(crate) peer: Option<std::net::IpAddr>,
 }
 
 impl RequestData {
-    /// Read the request's [`SessionOwner`] and [`Attachment`] extensions.
+    /// Read the request's [`SessionOwner`], [`Attachment`] and `ConnectInfo` extensions.
     pub(crate) fn of(extensions: &Extensions) -> RequestData {
         RequestData {
             owner: extensions.get::<SessionOwner>().cloned(),
             attachment: extensions.get::<Attachment>().cloned(),
+            peer: extensions
+                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+                .map(|info| info.0.ip()),
         }
     }
 }

@@ -60,6 +60,11 @@ enum Verify {
 }
 
 async fn start(verify: Verify) -> Fixture {
+    start_with(verify, HttpConfig::default()).await
+}
+
+/// [`start`] with `config` (its `auth` is set here).
+async fn start_with(verify: Verify, config: HttpConfig) -> Fixture {
     let issuer = TestIssuer::start().await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
@@ -82,7 +87,7 @@ async fn start(verify: Verify) -> Fixture {
     .scopes_supported(["mcp:tools", "mcp:admin"])
     .require_scope("mcp:tools")
     .require_scope_for_tool("admin", "mcp:admin");
-    let config = HttpConfig::default().auth(auth);
+    let config = config.auth(auth);
     let server = server();
     tokio::spawn(ferry::http::serve(server.clone(), listener, config));
     Fixture {

@@ -3,7 +3,7 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use super::{Fixture, jwt, start};
+use super::{Fixture, jwt, start, start_with};
 
 impl Fixture {
     fn session_post(
@@ -271,4 +271,31 @@ async fn challenges_reach_browsers_and_foreign_origins_are_refused_first() {
         .unwrap();
     assert_eq!(response.status(), StatusCode::FORBIDDEN);
     assert!(!response.headers().contains_key("www-authenticate"));
+}
+
+/// With authentication, the per-client session limit counts principals, not addresses:
+/// two principals on one address are counted apart.
+#[tokio::test]
+async fn the_session_limit_counts_each_principal_apart() {
+    let config = ferry::http::HttpConfig::default().max_sessions_per_client(1);
+    let f = start_with(jwt(), config).await;
+    let alice = f.issuer.token(&f.url, "mcp:tools");
+    let mut claims = f.issuer.claims(&f.url, "mcp:tools");
+    claims["sub"] = json!("bob");
+    let bob = f.issuer.key.sign(&claims);
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}});
+    let status = |token: String| {
+        let request = f.session_post(None, &token, &initialize);
+        async move { request.send().await.unwrap() }
+    };
+    assert_eq!(status(alice.clone()).await.status(), StatusCode::OK);
+    let refused = status(alice).await;
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    let body: Value = serde_json::from_slice(&refused.bytes().await.unwrap()).unwrap();
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("limit 1 per client"), "{message}");
+    // Same address, another principal: a place of its own.
+    assert_eq!(status(bob).await.status(), StatusCode::OK);
 }

@@ -54,7 +54,8 @@
 //! revision this server supports: 400. Newer than the session's: 400. The negotiated
 //! revision or an older supported one: accepted (real clients send older ones).
 //!
-//! **Limits** (see [`super::HttpConfig`]): sessions (default 10,000; 503 beyond), open
+//! **Limits** (see [`super::HttpConfig`]): sessions (default 10,000; 503 beyond), sessions
+//! per client (default 1,000, counted with the HTTP+SSE ones; 429 beyond), open
 //! streams per session (default 32: POSTs awaiting their answer and GET streams; 429
 //! beyond), idle time (default 30 minutes without any open request or stream; the session
 //! then ends and its id gets 404). Every SSE stream gets a keep-alive comment after
@@ -96,7 +97,7 @@ pub(crate) use delete::delete;
 pub(crate) use get_stream::get;
 pub(crate) use post::post;
 pub(crate) use posted::Posted;
-pub(crate) use registry::{Sessions, make_room, new_session_id};
+pub(crate) use registry::{Sessions, make_room, make_room_for, new_session_id};
 
 /// `MCP-Session-Id` (a `HeaderName` constant: a `&str` name is parsed at every lookup).
 pub(crate) const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");

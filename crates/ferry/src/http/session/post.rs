@@ -19,6 +19,7 @@ use super::router::Delivery;
 use super::shared;
 use super::state::Busy;
 use crate::http::Shared;
+use crate::http::clients::{self, ClientKey};
 use crate::http::owner::RequestData;
 use crate::http::stateless::error_response;
 use crate::http::store::MAX_RECORDED_INITIALIZE_BYTES;
@@ -40,7 +41,9 @@ pub(crate) async fn post(
         message,
     } = posted;
     let (rejected, batch) = match shape {
-        Shape::Initialize(Some(id)) => return initialize(shared, bytes, message, id, data).await,
+        Shape::Initialize(Some(id)) => {
+            return initialize(shared, headers, bytes, message, id, data).await;
+        }
         Shape::Initialize(None) => return bad_request("initialize must be a request with an id"),
         Shape::Single(rejected) => (rejected, None),
         Shape::Batch(entries) => (None, Some(entries)),
@@ -154,6 +157,7 @@ fn invalid_message(rejected: Rejected) -> Response {
 /// `initialize`: a new session, answered with its id.
 pub(super) async fn initialize(
     shared: &Arc<Shared>,
+    headers: &HeaderMap,
     bytes: Bytes,
     message: Option<Message>,
     id: RequestId,
@@ -166,11 +170,17 @@ pub(super) async fn initialize(
              between this server's instances"
         ));
     }
+    let client = ClientKey::of(&shared.config, &data, headers);
+    let slot = match clients::admit(shared, client) {
+        Ok(slot) => slot,
+        Err(response) => return response,
+    };
     shared::listen(shared).await;
     let session = match shared::start(shared, new_session_id(), data.owner) {
         Ok(session) => session,
         Err(response) => return response,
     };
+    *session.client.lock().unwrap_or_else(|e| e.into_inner()) = slot;
     shared
         .sessions
         .map()

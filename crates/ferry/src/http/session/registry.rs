@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::state::Session;
 use crate::http::Shared;
+use crate::http::clients::ClientKey;
 use crate::http::events::EventStore;
 
 /// Every session of a router.
@@ -84,9 +85,10 @@ impl Sessions {
         self.map().remove(id)
     }
 
-    /// End the least recently active session without a request since `initialize` and
-    /// without an open exchange, idle for longer than `grace`, if there is one.
-    pub(super) fn evict_unused(&self, grace: Duration) {
+    /// End the least recently active session `which` picks without a request since
+    /// `initialize` and without an open exchange, idle for longer than `grace`, if there
+    /// is one.
+    pub(super) fn evict_unused(&self, grace: Duration, which: impl Fn(&Session) -> bool) {
         use std::sync::atomic::Ordering;
         let mut map = self.map();
         let oldest = map
@@ -95,6 +97,7 @@ impl Sessions {
                 !s.used.load(Ordering::Relaxed)
                     && s.busy.load(Ordering::SeqCst) == 0
                     && s.idle_for() > grace
+                    && which(s)
             })
             .max_by_key(|(_, s)| s.idle_for())
             .map(|(id, _)| id.clone());
@@ -151,8 +154,20 @@ pub(crate) fn make_room(shared: &Shared) {
     if full() {
         shared
             .sessions
-            .evict_unused(shared.config.unused_session_grace);
+            .evict_unused(shared.config.unused_session_grace, |_| true);
     }
+}
+
+/// At `client`'s limit ([`crate::http::HttpConfig::max_sessions_per_client`]), as
+/// [`make_room`] does at the table's: idle-expired sessions of both eras end, then the
+/// client's own quietest session unused since `initialize`, once older than the grace.
+pub(crate) fn make_room_for(shared: &Shared, client: &ClientKey) {
+    let idle = shared.config.session_idle_timeout;
+    shared.sessions.sweep(idle);
+    shared.legacy.sweep(idle);
+    shared
+        .sessions
+        .evict_unused(shared.config.unused_session_grace, |s| s.belongs_to(client));
 }
 
 /// Start the sweeper of idle sessions, once per router (at its first session).

@@ -97,6 +97,7 @@ pub(super) fn start(
             .is_some()
             .then(|| Arc::clone(&shared.instance)),
         outbox: shared.sessions.outbox.get().cloned(),
+        client: Mutex::new(None),
     });
     let weak = Arc::downgrade(&session);
     let related = RelatedSink::new(move |request, frame| {

@@ -16,6 +16,7 @@ use super::checks::too_many_streams;
 use super::router::{Delivery, PostStream, Routing, frame_key};
 use super::stream::{self, StreamRx};
 use crate::engine::{Attachment, Frame, TransportEvent};
+use crate::http::clients::{ClientKey, ClientSlot};
 use crate::http::events::{EventStore, StreamKey};
 use crate::http::owner::SessionOwner;
 use crate::http::stateless::error_response;
@@ -44,6 +45,9 @@ pub(super) struct Session {
     pub(super) instance: Option<Arc<str>>,
     /// With a session store: where its streams' events go for other instances.
     pub(super) outbox: Option<super::shared::Outbox>,
+    /// The session's place under the per-client limit (none for an adopted session, or a
+    /// client that cannot be told); given back when the session leaves the table.
+    pub(super) client: Mutex<Option<ClientSlot>>,
 }
 
 /// What of its shared record a session's local engine has been given (see `shared`).
@@ -121,22 +125,31 @@ impl Session {
         }
     }
 
-    /// End the session: its engine's input closes, its streams end, its events go.
+    /// End the session: its engine's input closes, its streams end, its events go, its
+    /// client's slot is given back.
     pub(super) fn close(&self) {
         self.closed.cancel();
-        self.to_engine
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
+        self.drain();
         self.store.forget_session(&self.id);
     }
 
     /// Close the engine's input only: its streams end when the engine does (`run_router`).
+    /// The session has left the table: its client's slot is given back.
     pub(super) fn drain(&self) {
         self.to_engine
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take();
+        self.client.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+
+    /// Whether the session counts against `client`'s limit.
+    pub(super) fn belongs_to(&self, client: &ClientKey) -> bool {
+        self.client
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .is_some_and(|slot| slot.key() == client)
     }
 
     /// Write a frame into the engine, with the message read from it when the caller has
