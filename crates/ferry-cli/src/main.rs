@@ -6,7 +6,9 @@
 //! or to any stdio server given after `--`, and `ferry check` (the conformance checker: see
 //! `check`), and `ferry bridge` (a stdio server over HTTP and back: see `bridge`), and
 //! `ferry inspect` (the inspector, a local web page: see `inspect`), and `ferry replay` (its
-//! wire export played again against a server: see `replay`).
+//! wire export played again against a server: see `replay`), and `ferry servers` and `ferry
+//! install` (the servers of the MCP hosts' files, which `--server NAME` names: see
+//! `hosts`), and `ferry new` (a new server crate: see `new`).
 
 use std::io::{IsTerminal as _, Write};
 use std::process::ExitCode;
@@ -21,7 +23,9 @@ mod bridge;
 mod check;
 mod client;
 mod completions;
+mod hosts;
 mod inspect;
+mod new;
 mod reference;
 mod replay;
 mod serve;
@@ -79,6 +83,13 @@ enum Command {
     Replay(Box<replay::ReplayArgs>),
     #[command(flatten)]
     Client(Box<client::ClientCommand>),
+    /// List the servers configured in the MCP hosts' files (Claude Code, Claude Desktop,
+    /// Cursor, VS Code), which `--server NAME` names.
+    Servers(hosts::servers::ServersArgs),
+    /// Add a server to an MCP host's file: `ferry install NAME --host cursor -- cmd args`.
+    Install(Box<hosts::install::InstallArgs>),
+    /// Create a new MCP server crate on Ferry: `ferry new my-server`.
+    New(new::NewArgs),
     /// Print a completion script for a shell: `source <(ferry completions bash)`.
     Completions(completions::CompletionsArgs),
     /// Print the manual page (roff): `ferry man > ferry.1`.
@@ -128,6 +139,9 @@ fn main() -> ExitCode {
         Command::Inspect(args) => runtime.block_on(inspect::run(*args)),
         Command::Replay(args) => runtime.block_on(replay::run(*args)),
         Command::Client(command) => runtime.block_on(client::run(*command)),
+        Command::Servers(args) => hosts::servers::run(&args),
+        Command::Install(args) => hosts::install::run(&args),
+        Command::New(args) => new::run(&args),
         Command::Completions(args) => completions::completions(&args, Cli::command()),
         Command::Man => completions::man(Cli::command()),
     }

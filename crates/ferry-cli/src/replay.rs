@@ -153,7 +153,7 @@ pub(crate) async fn run(args: ReplayArgs) -> ExitCode {
     }
     let elapsed = started.elapsed();
     let summary = Summary::of(&reports, elapsed);
-    let target = describe(&args.common);
+    let target = crate::client::target::describe(&args.common);
     // When nothing was replayed (no server to talk to), the reason alone is said, below.
     if !reports.is_empty() && as_json {
         let report = json!({
@@ -194,15 +194,6 @@ fn usage(why: &str) -> ExitCode {
 fn out(text: &str) {
     let mut stdout = std::io::stdout().lock();
     let _ = writeln!(stdout, "{}", text.trim_end()).and_then(|()| stdout.flush());
-}
-
-/// The target as the report names it.
-fn describe(common: &Common) -> Value {
-    match (common.url(), common.server()) {
-        (Some(url), _) => json!({"kind": "http", "url": url}),
-        (None, []) => json!({"kind": "in-process"}),
-        (None, command) => json!({"kind": "stdio", "command": command}),
-    }
 }
 
 // ----- the recording -----

@@ -19,7 +19,7 @@ pub(crate) mod answers;
 pub(crate) mod args;
 mod auth;
 mod oauth;
-mod output;
+pub(crate) mod output;
 mod render;
 pub(crate) mod target;
 pub(crate) mod trace;
@@ -66,6 +66,8 @@ pub(crate) enum ClientCommand {
 
 /// The options every client command takes.
 #[derive(Args, Clone)]
+// The options that name an HTTP server: `--header` and the authorization options need one.
+#[command(group(ArgGroup::new("remote").args(["url", "server_name"]).multiple(true)))]
 pub(crate) struct Common {
     /// Print the raw JSON result on stdout instead of human output.
     #[arg(long)]
@@ -101,16 +103,33 @@ pub(crate) struct Common {
     #[arg(long, value_name = "URL", conflicts_with = "server")]
     url: Option<String>,
     /// Send this header with every HTTP request, e.g. 'Authorization: Bearer x'
-    /// (repeatable; with --url).
-    #[arg(long = "header", value_name = "NAME: VALUE", requires = "url", conflicts_with = "server", value_parser = args::header)]
+    /// (repeatable; with --url, or --server naming an HTTP server).
+    #[arg(long = "header", value_name = "NAME: VALUE", requires = "remote", conflicts_with = "server", value_parser = args::header)]
     headers: Vec<(String, String)>,
+    /// A server configured in an MCP host's file (Claude Code, Claude Desktop, Cursor, VS
+    /// Code), by its name there: `ferry servers` lists them. Also `-- @NAME`.
+    #[arg(long = "server", value_name = "NAME", conflicts_with_all = ["url", "server"])]
+    server_name: Option<String>,
+    /// Look for the server named by --server (or `-- @NAME`) in this file first (any
+    /// host's shape: `mcpServers` or `servers`).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The environment a named server's entry adds for its process.
+    #[arg(skip)]
+    env: Vec<(String, String)>,
+    /// The working directory a named server's entry gives its process.
+    #[arg(skip)]
+    cwd: Option<PathBuf>,
+    /// A named server was looked up already (see [`Common::resolved`]).
+    #[arg(skip)]
+    resolved: bool,
     /// Export OpenTelemetry traces and metrics of the requests to this OTLP/HTTP collector
     /// (JSON bodies), e.g. http://127.0.0.1:4318; each request carries its trace context
     /// to the server in `_meta`.
     #[arg(long, value_name = "URL")]
     otlp: Option<String>,
-    /// The server: `-- command args...` runs it as a child on stdio (default: the reference
-    /// server, in-process).
+    /// The server: `-- command args...` runs it as a child on stdio, `-- @NAME` is the
+    /// server named NAME in a host's file (default: the reference server, in-process).
     #[arg(last = true, value_name = "COMMAND")]
     server: Vec<String>,
     // Last: its options are listed under a heading of their own.
@@ -188,8 +207,89 @@ impl Common {
             url,
             headers,
             server,
+            server_name: None,
+            env: Vec::new(),
+            cwd: None,
+            resolved: false,
             ..self.clone()
         }
+    }
+
+    /// These options with the server named by `--server NAME` or `-- @NAME` looked up in
+    /// the hosts' files (see `hosts`) and put in its place: a stdio command with its
+    /// environment, or a URL with its headers (`--header` adds to them, replacing a header
+    /// of the same name). `-v` says which file it came from.
+    pub(crate) fn resolved(&self) -> Result<Common, String> {
+        let mut common = self.clone();
+        common.resolved = true;
+        if self.resolved {
+            return Ok(common);
+        }
+        let name = match (&self.server_name, self.server.split_first()) {
+            (Some(name), _) => name.clone(),
+            (None, Some((first, rest))) if first.len() > 1 && first.starts_with('@') => {
+                if !rest.is_empty() {
+                    return Err(format!(
+                        "nothing may follow {first} after `--`: a named server's command \
+                         comes from its file"
+                    ));
+                }
+                first[1..].to_owned()
+            }
+            _ if self.config.is_some() => {
+                let why = "--config is where to look for a named server: add --server NAME";
+                return Err(format!("{why} (or `-- @NAME`)"));
+            }
+            _ => return Ok(common),
+        };
+        let found = crate::hosts::find(&name, self.config.as_deref())?;
+        if self.verbose {
+            output::note(&format!(
+                "ferry: server {name} ({}) from {} ({})",
+                found.kind.name(),
+                found.file.path.display(),
+                found.file.label()
+            ));
+        }
+        common.server_name = None;
+        match found.spec {
+            crate::hosts::Spec::Stdio { command, env, cwd } => {
+                if !self.headers.is_empty() || self.auth.given() {
+                    return Err(format!(
+                        "{name} is a stdio server: --header and the authorization options \
+                         are for HTTP servers"
+                    ));
+                }
+                common.server = command;
+                common.env = env;
+                common.cwd = cwd;
+            }
+            crate::hosts::Spec::Http { url, headers } => {
+                let given = |name: &str| {
+                    self.headers
+                        .iter()
+                        .any(|(n, _)| n.eq_ignore_ascii_case(name))
+                };
+                common.server = Vec::new();
+                common.url = Some(url);
+                common.headers = headers
+                    .into_iter()
+                    .filter(|(name, _)| !given(name))
+                    .chain(self.headers.iter().cloned())
+                    .collect();
+            }
+        }
+        Ok(common)
+    }
+
+    /// The environment a named server's entry adds for its process.
+    pub(crate) fn env(&self) -> &[(String, String)] {
+        &self.env
+    }
+
+    /// The working directory a named server's entry gives its process.
+    pub(crate) fn cwd(&self) -> Option<&std::path::Path> {
+        self.cwd.as_deref()
     }
 
     /// The server's URL (`--url`), if it is an HTTP server.

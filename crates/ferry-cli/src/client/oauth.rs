@@ -1,7 +1,8 @@
-//! OAuth for the client commands (`--url`): on by default, started by the server's 401.
-//! A person approves in a browser (the URL is printed on stderr, a listener on 127.0.0.1
-//! receives the redirect); a machine uses the client-credentials grant. Tokens are kept
-//! between runs in a private directory, keyed by authorization server and MCP server.
+//! OAuth for the client commands (`--url`, or `--server` naming an HTTP server): on by
+//! default, started by the server's 401. A person approves in a browser (the URL is
+//! printed on stderr, a listener on 127.0.0.1 receives the redirect); a machine uses the
+//! client-credentials grant. Tokens are kept between runs in a private directory, keyed by
+//! authorization server and MCP server.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -19,18 +20,19 @@ use super::output;
 /// before each request, so this covers the request's way and clocks a little apart.
 const REFRESH_MARGIN: Duration = Duration::from_secs(5);
 
-/// The authorization options of the client commands (they apply with `--url`).
+/// The authorization options of the client commands (they apply with `--url`, or with
+/// `--server` naming an HTTP server).
 #[derive(Args, Clone)]
-#[command(next_help_heading = "Authorization (with --url)")]
+#[command(next_help_heading = "Authorization (with --url or an HTTP --server)")]
 pub(crate) struct AuthArgs {
     /// Never authorize: send no token (a server that wants one refuses the command).
-    #[arg(long, requires = "url", conflicts_with = "server")]
+    #[arg(long, requires = "remote", conflicts_with = "server")]
     no_auth: bool,
     /// Use this pre-registered OAuth client instead of registering one dynamically.
     #[arg(
         long,
         value_name = "ID",
-        requires = "url",
+        requires = "remote",
         conflicts_with = "server",
         conflicts_with = "no_auth"
     )]
@@ -40,21 +42,26 @@ pub(crate) struct AuthArgs {
     client_secret: Option<String>,
     /// Identify this client by the URL of its Client ID Metadata Document (used with
     /// authorization servers that support them).
-    #[arg(long, value_name = "URL", requires = "url", conflicts_with = "server", conflicts_with_all = ["no_auth", "client_id"])]
+    #[arg(long, value_name = "URL", requires = "remote", conflicts_with = "server", conflicts_with_all = ["no_auth", "client_id"])]
     client_metadata_url: Option<String>,
     /// Ask for this scope instead of what the server suggests (repeatable, or several
     /// separated by spaces).
     #[arg(
         long = "scope",
         value_name = "SCOPE",
-        requires = "url",
+        requires = "remote",
         conflicts_with = "server",
         conflicts_with = "no_auth"
     )]
     scopes: Vec<String>,
     /// Keep tokens in this directory (default: $XDG_CONFIG_HOME/ferry/tokens, else
     /// ~/.config/ferry/tokens; files private to the user).
-    #[arg(long, value_name = "DIR", requires = "url", conflicts_with = "server")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        requires = "remote",
+        conflicts_with = "server"
+    )]
     token_store: Option<PathBuf>,
     /// Machine to machine: the client-credentials grant of the client given with
     /// --client-id and --client-secret; no person, no browser.
@@ -62,13 +69,13 @@ pub(crate) struct AuthArgs {
     client_credentials: bool,
     /// Receive the authorization redirect on this port of 127.0.0.1 (default: any free
     /// one), for an authorization server that only accepts a registered port.
-    #[arg(long, value_name = "PORT", requires = "url", conflicts_with = "server", conflicts_with_all = ["no_auth", "client_credentials"])]
+    #[arg(long, value_name = "PORT", requires = "remote", conflicts_with = "server", conflicts_with_all = ["no_auth", "client_credentials"])]
     redirect_port: Option<u16>,
     /// Do not try to open a browser: only print the authorization URL.
-    #[arg(long, requires = "url", conflicts_with = "server")]
+    #[arg(long, requires = "remote", conflicts_with = "server")]
     no_browser: bool,
     /// How long to wait for the authorization in the browser, in seconds (default 300).
-    #[arg(long, value_name = "SECONDS", requires = "url", conflicts_with = "server", value_parser = super::seconds)]
+    #[arg(long, value_name = "SECONDS", requires = "remote", conflicts_with = "server", value_parser = super::seconds)]
     auth_timeout: Option<Duration>,
 }
 
@@ -81,6 +88,18 @@ pub(crate) enum Authorization {
 }
 
 impl AuthArgs {
+    /// Whether an option that only means something for an HTTP server was given
+    /// (`--no-browser` aside: `ferry inspect` takes it for its page).
+    pub(crate) fn given(&self) -> bool {
+        self.no_auth
+            || self.client_id.is_some()
+            || self.client_metadata_url.is_some()
+            || !self.scopes.is_empty()
+            || self.token_store.is_some()
+            || self.redirect_port.is_some()
+            || self.auth_timeout.is_some()
+    }
+
     /// `--no-browser`: never open a browser (`ferry inspect` honours it for its page too).
     pub(crate) fn no_browser(&self) -> bool {
         self.no_browser
@@ -98,7 +117,8 @@ impl AuthArgs {
         }
         if header_given {
             return Ok(Authorization::Off(
-                "the Authorization header given with --header was refused",
+                "the Authorization header given with --header (or by the server's entry) was \
+                 refused",
             ));
         }
         let mut builder = OAuthClient::builder(url)

@@ -1,6 +1,7 @@
 //! Which server a command talks to, named the same way by every command: `--url URL` is a
 //! Streamable HTTP server (`--header` adds headers); `-- command args...` runs a stdio
-//! server as a child process; nothing runs the reference server in this process. Also connecting the client, and closing: the child is shut down the MCP
+//! server as a child process; `--server NAME` (or `-- @NAME`) is either, as a host's file
+//! says (see `hosts`); nothing runs the reference server in this process. Also connecting the client, and closing: the child is shut down the MCP
 //! stdio way (stdin closed, then `SIGTERM`, then `SIGKILL`).
 
 use std::sync::Arc;
@@ -41,8 +42,24 @@ pub(crate) struct Target {
     relay: Option<JoinHandle<()>>,
 }
 
+/// The target of `common` as reports and the inspector name it (a named server as its
+/// entry says: a command or a URL).
+pub(crate) fn describe(common: &Common) -> serde_json::Value {
+    // Quietly: the lookup says where the entry came from once, when the target starts.
+    let mut quiet = common.clone();
+    quiet.verbose = false;
+    let resolved = quiet.resolved();
+    let common = resolved.as_ref().unwrap_or(common);
+    match (common.url(), common.server()) {
+        (Some(url), _) => serde_json::json!({"kind": "http", "url": url}),
+        (None, []) => serde_json::json!({"kind": "in-process"}),
+        (None, command) => serde_json::json!({"kind": "stdio", "command": command}),
+    }
+}
+
 /// Start the target named by `common` and return the client's transport.
 pub(crate) fn start(common: &Common) -> Result<(Target, Transport), String> {
+    let common = &common.resolved()?;
     let mut http = None;
     let mut gate = None;
     let (transport, child, server) = match common.server.split_first() {
@@ -70,9 +87,13 @@ pub(crate) fn start(common: &Common) -> Result<(Target, Transport), String> {
         }
         Some((program, args)) => {
             // The child's stderr is the user's: a server's own diagnostics stay visible.
-            let command = ChildCommand::new(program)
+            let mut command = ChildCommand::new(program)
                 .args(args)
+                .envs(common.env().iter().map(|(k, v)| (k, v)))
                 .stderr(StderrMode::Inherit);
+            if let Some(dir) = common.cwd() {
+                command = command.current_dir(dir);
+            }
             let max = common.max_message_bytes;
             let (transport, child) =
                 ChildProcess::spawn(&command, max, QUEUE).map_err(|e| e.to_string())?;

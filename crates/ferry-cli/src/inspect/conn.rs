@@ -46,11 +46,7 @@ pub(crate) struct Conn {
 
 /// What the page is told about the target of `common`.
 pub(crate) fn describe(common: &Common) -> Value {
-    match (common.url(), common.server()) {
-        (Some(url), _) => json!({"kind": "http", "url": url}),
-        (None, []) => json!({"kind": "in-process"}),
-        (None, command) => json!({"kind": "stdio", "command": command}),
-    }
+    target::describe(common)
 }
 
 impl Conn {
