@@ -532,14 +532,24 @@ async fn handlers_take_extractors() {
     async fn bare(a: Text) -> String {
         a.text
     }
-    async fn unconfigured(_: Text, _state: State<u64>, _p: Progress, _c: Cancel) -> String {
-        unreachable!("no u64 state was given")
+    async fn counted(_: Text, count: State<u64>, _p: Progress, _c: Cancel) -> String {
+        count.to_string()
     }
+    // A handler's state missing from the builder is found when it is built.
+    let missing = Server::builder("extract", "1")
+        .tool("counted", "Missing state", counted)
+        .try_build()
+        .unwrap_err();
+    assert!(
+        missing.to_string().contains("\"counted\" takes State<u64>"),
+        "{missing}"
+    );
     let server = Server::builder("extract", "1")
         .state(Greeting("Hello".into()))
+        .state(7u64)
         .tool("greet", "Greet", greet)
         .tool("bare", "No context", bare)
-        .tool("unconfigured", "Missing state", unconfigured)
+        .tool("counted", "Progress and Cancel too", counted)
         .build();
     let client = TestClient::connect(&server, V2026_07_28).await.unwrap();
     let result = client
@@ -558,11 +568,11 @@ async fn handlers_take_extractors() {
         .await
         .unwrap();
     assert_eq!(result["content"][0]["text"], "x");
-    let error = client
-        .call_tool("unconfigured", json!({"text": "x"}))
+    let result = client
+        .call_tool("counted", json!({"text": "x"}))
         .await
-        .unwrap_err();
-    assert_eq!(code(error), -32603, "a missing state is a server error");
+        .unwrap();
+    assert_eq!(result["content"][0]["text"], "7");
 }
 
 /// Raw `tools/call` frames, however their params are spelled, are read as serde reads them
@@ -674,17 +684,18 @@ impl JsonSchema for Counted {
 }
 
 #[tokio::test]
-async fn a_tools_schema_is_derived_once_when_first_listed() {
+async fn a_tools_schema_is_derived_once_when_built() {
     let derived = || DERIVED.load(std::sync::atomic::Ordering::SeqCst);
     let server = Server::builder("lazy", "1")
         .tool("count", "Counted", |_: Counted, _cx: Context| async move {
             "ok".to_owned()
         })
         .build();
+    // Derived once when built (an input schema must be an object: checked there).
+    assert_eq!(derived(), 1, "derived to check it when built");
     let client = TestClient::connect(&server, V2025_11_25).await.unwrap();
     let called = client.call_tool("count", json!({"n": 1})).await.unwrap();
     assert_eq!(called["content"][0]["text"], "ok");
-    assert_eq!(derived(), 0, "not derived to start, initialize or call");
     for _ in 0..2 {
         let listed = client.request("tools/list", json!({})).await.unwrap();
         assert_eq!(
@@ -694,5 +705,5 @@ async fn a_tools_schema_is_derived_once_when_first_listed() {
     }
     let other = TestClient::connect(&server, V2024_11_05).await.unwrap();
     other.request("tools/list", json!({})).await.unwrap();
-    assert_eq!(derived(), 1, "derived once, for every session");
+    assert_eq!(derived(), 1, "derived once, for every session and list");
 }
