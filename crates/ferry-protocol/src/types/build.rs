@@ -86,8 +86,17 @@ setters!(Resource {
     title: String => "Set the display name (from 2025-06-18).",
     description: String => "Set the description.",
     mime_type: String => "Set the MIME type.",
-    size: u64 => "Set the size in bytes.",
 });
+
+impl Resource {
+    /// Set the size in bytes. (A `u64` itself, not `impl Into<u64>`: an integer literal
+    /// then needs no suffix.)
+    #[must_use]
+    pub fn size(mut self, size: u64) -> Self {
+        self.size = Some(size);
+        self
+    }
+}
 
 setters!(ResourceTemplate {
     title: String => "Set the display name (from 2025-06-18).",
