@@ -192,13 +192,19 @@ impl Lines {
 #[derive(Deserialize)]
 struct Probe {
     id: Option<RequestId>,
-    method: Option<IgnoredAny>,
+    /// Whether a `method` member is there, whatever its value (`null` included).
+    #[serde(default, deserialize_with = "present")]
+    method: bool,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(value: D) -> Result<bool, D::Error> {
+    IgnoredAny::deserialize(value).map(|_| true)
 }
 
 /// The id of `data` when it is a response (an id and no method).
 pub(crate) fn response_id(data: &[u8]) -> Option<RequestId> {
     let probe = serde_json::from_slice::<Probe>(data).ok()?;
-    if probe.method.is_some() {
+    if probe.method {
         return None;
     }
     probe.id
@@ -373,6 +379,22 @@ mod tests {
             // `id` alone resets the last id: an event whose id is empty.
             assert_eq!(events[2].as_ref().unwrap().id.as_deref(), Some(""));
         }
+    }
+
+    #[test]
+    fn a_message_with_a_method_is_no_response_even_a_null_one() {
+        assert_eq!(
+            response_id(br#"{"jsonrpc":"2.0","id":2,"result":{}}"#),
+            Some(RequestId::Number(2))
+        );
+        assert_eq!(
+            response_id(br#"{"jsonrpc":"2.0","id":2,"method":null}"#),
+            None
+        );
+        assert_eq!(
+            response_id(br#"{"jsonrpc":"2.0","id":2,"method":"x"}"#),
+            None
+        );
     }
 
     #[tokio::test]
