@@ -118,8 +118,17 @@ pub(crate) async fn worker(
     tally: Arc<Tally>,
 ) {
     let mut turn = worker;
+    // SOAK_ONLY=listen (say): only the kinds whose name holds it, to find which one leaks.
+    let only = std::env::var("SOAK_ONLY").unwrap_or_default();
+    let ops: Vec<Op> = Op::ALL
+        .into_iter()
+        .filter(|op| op.name().contains(&only))
+        .collect();
+    if ops.is_empty() {
+        return;
+    }
     while Instant::now() < deadline {
-        let op = Op::ALL[turn % Op::ALL.len()];
+        let op = ops[turn % ops.len()];
         let outcome = match tokio::time::timeout(STEP * 2, run(&addr, op, turn)).await {
             Ok(outcome) => outcome,
             Err(_) => Err(format!("{op:?}: no end after {:?}", STEP * 2)),

@@ -188,6 +188,17 @@ fn engine_response_id(frame: &[u8]) -> Option<RequestId> {
 }
 
 impl Session {
+    /// Keep `frame` as the next event of `stream`, for a resumption; nothing once the
+    /// session has ended: its events were forgotten, and one kept after that (a call
+    /// still running when its client deleted the session) would stay in the store for
+    /// good, an entry nobody can resume.
+    fn keep(&self, stream: u64, frame: &Bytes) -> u64 {
+        if self.closed.is_cancelled() {
+            return 0;
+        }
+        self.store.append(&self.key(stream), frame.clone())
+    }
+
     /// With a session store: an event kept for resumption on another instance too.
     fn share(&self, stream: u64, seq: u64, frame: &Bytes, last: bool) {
         if let Some(outbox) = &self.outbox {
@@ -268,7 +279,7 @@ impl Session {
                     // A response that is the stream's only message is answered as JSON,
                     // which has no event id to resume from: keep it out of the store.
                     let seq = if s.streaming {
-                        let seq = self.store.append(&self.key(stream), frame.clone());
+                        let seq = self.keep(stream, &frame);
                         self.share(stream, seq, &frame, true);
                         seq
                     } else {
@@ -304,7 +315,7 @@ impl Session {
         {
             self.share_opened(target, std::mem::take(&mut s.shared_ids));
         }
-        let seq = self.store.append(&self.key(target), frame.clone());
+        let seq = self.keep(target, &frame);
         self.share(target, seq, &frame, false);
         let delivery = Delivery::Event {
             seq,
