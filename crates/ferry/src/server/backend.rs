@@ -45,26 +45,21 @@ impl Backend for Server {
     }
 
     fn versions(&self) -> &VersionSet {
-        &self.inner.versions
+        Server::versions(self)
     }
 
     fn with_input_schema(&self, tool: &str, check: &mut dyn FnMut(Option<&JsonObject>)) {
         // Looked at in a snapshot, not cloned: a schema can be large.
-        let tools = self.inner.tools.snapshot();
+        let tools = self.tools().snapshot();
         check(tools.entries.get(tool).map(|e| &e.tool().input_schema));
     }
 
     fn write_queue(&self) -> usize {
-        self.inner.engine.write_queue
+        self.engine_config().write_queue
     }
 
     fn changes(&self) -> Option<broadcast::Receiver<BackendChange>> {
-        Some(
-            self.inner
-                .outbound
-                .get_or_init(|| broadcast::channel(64).0)
-                .subscribe(),
-        )
+        Some(self.outbound_changes())
     }
 
     fn changed_elsewhere(&self, change: BackendChange) {

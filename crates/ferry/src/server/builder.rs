@@ -8,21 +8,19 @@ use std::time::Duration;
 
 use ferry_protocol::VersionSet;
 use ferry_protocol::types::{
-    CacheScope, Implementation, JsonObject, Prompt, PromptsCapability, Resource, ResourceTemplate,
-    ResourcesCapability, ServerCapabilities, Tool, ToolsCapability,
+    CacheScope, Implementation, JsonObject, Prompt, Resource, ResourceTemplate, Tool,
 };
-use tokio::sync::broadcast;
 
 use super::completion::{Completers, CompletionRequest, Target, completer};
 use super::context::Context;
+use super::core::Server;
 use super::extract::HandlerFn;
 use super::prompts::{IntoPromptResult, PromptEntry, typed_prompt};
-use super::registry::{Change, Entries, Registry, change_feed};
+use super::registry::{Change, Entries, Registry};
 use super::request_state::{DEFAULT_REQUEST_STATE_TTL, Sealer};
 use super::resources::{ReadHandler, ResourceEntry, TemplateEntry, reader};
 use super::session;
-use super::stats::{Counters, ServerStats};
-use super::tasks;
+use super::stats::ServerStats;
 use super::tools::{IntoToolResult, ToolEntry, raw_tool, typed_tool};
 use super::uri_template::UriTemplate;
 use crate::engine::{EngineConfig, EngineHandle, Transport};
@@ -30,69 +28,38 @@ use crate::engine::{EngineConfig, EngineHandle, Transport};
 /// The default number of items per page of a list result.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
 
-pub(crate) struct ServerInner {
-    pub(crate) info: Implementation,
-    pub(crate) instructions: Option<String>,
-    pub(crate) versions: VersionSet,
-    pub(crate) engine: EngineConfig,
-    pub(crate) page_size: usize,
-    pub(crate) logging: bool,
-    pub(crate) tools: Registry<ToolEntry>,
-    pub(crate) resources: Registry<ResourceEntry>,
-    pub(crate) templates: Registry<TemplateEntry>,
-    pub(crate) prompts: Registry<PromptEntry>,
-    pub(crate) completers: Completers,
-    pub(crate) changes: broadcast::Sender<Change>,
-    /// Seals the `requestState` of multi round-trip requests.
-    pub(crate) sealer: Sealer,
-    /// Live counters.
-    pub(crate) counters: Counters,
+/// What a builder gathers: the server's configuration and first registrations. At build it
+/// becomes the private state of the [`Server`] (see `core.rs`), reached only through its
+/// API there.
+pub(super) struct Settings {
+    pub(super) info: Implementation,
+    pub(super) instructions: Option<String>,
+    pub(super) versions: VersionSet,
+    pub(super) engine: EngineConfig,
+    pub(super) page_size: usize,
+    pub(super) logging: bool,
+    pub(super) tools: Registry<ToolEntry>,
+    pub(super) resources: Registry<ResourceEntry>,
+    pub(super) templates: Registry<TemplateEntry>,
+    pub(super) prompts: Registry<PromptEntry>,
+    pub(super) completers: Completers,
     /// Caching hints of list results and `server/discover` (2026-07-28).
-    pub(crate) list_cache: CacheHint,
+    pub(super) list_cache: CacheHint,
     /// Caching hints of `resources/read` results (2026-07-28).
-    pub(crate) read_cache: CacheHint,
+    pub(super) read_cache: CacheHint,
     /// Capabilities declared even while nothing of the kind is registered.
-    pub(crate) declared: Declared,
+    pub(super) declared: Declared,
     /// Application state handlers reach with [`Context::state`], by type.
-    pub(crate) states: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
-    /// The client capabilities the latest `initialize` declared, shared by the connections
-    /// whose clients declared the same (a server's clients are mostly alike; each copy is
-    /// ~650 bytes a connection keeps for its whole life).
-    pub(crate) client_capabilities:
-        std::sync::Mutex<Arc<ferry_protocol::types::ClientCapabilities>>,
-    /// What a tool's text result carries after its content, per revision (in the order of
-    /// `ProtocolVersion::ALL`): `}` in the session era, the server named in `_meta` and
-    /// `resultType` in the stateless era; written once (see `tools::Finish::output`).
-    pub(crate) text_result_rest:
-        [std::sync::OnceLock<String>; ferry_protocol::ProtocolVersion::ALL.len()],
+    pub(super) states: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
     /// Which callers see which items (per-caller visibility).
-    pub(crate) visibility: super::visibility::Visibility,
+    pub(super) visibility: super::visibility::Visibility,
     /// The middleware every request goes through, in order (none: the direct path).
-    pub(crate) middleware: Vec<Arc<dyn super::middleware::Middleware>>,
-    /// This server's own changes for other instances (`Backend::changes`); made when first
-    /// asked for, so a server alone keeps no second ring.
-    pub(crate) outbound: std::sync::OnceLock<broadcast::Sender<crate::engine::BackendChange>>,
-}
-
-/// An MCP server. Cheap to clone; every clone serves the same registry, and a change made
-/// through one (adding a tool, say) reaches every connected client.
-#[derive(Clone)]
-pub struct Server {
-    pub(crate) inner: Arc<ServerInner>,
-}
-
-impl std::fmt::Debug for Server {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Server")
-            .field("info", &self.inner.info)
-            .field("tools", &self.tool_names())
-            .finish_non_exhaustive()
-    }
+    pub(super) middleware: Vec<Arc<dyn super::middleware::Middleware>>,
 }
 
 /// Builds a [`Server`].
 pub struct ServerBuilder {
-    inner: ServerInner,
+    settings: Settings,
     request_state_key: Option<[u8; 32]>,
     request_state_ttl: Duration,
     /// The application state each handler takes: `(handler, state type)`, checked by
@@ -120,7 +87,7 @@ impl BuildError {
 impl std::fmt::Debug for ServerBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServerBuilder")
-            .field("info", &self.inner.info)
+            .field("info", &self.settings.info)
             .finish_non_exhaustive()
     }
 }
@@ -134,14 +101,14 @@ fn insert_new<T>(map: &mut Entries<T>, kind: &str, name: String, entry: T) -> Re
     Ok(())
 }
 
-/// The application state of `needs` missing from `states`, as mistakes.
+/// The application state of `needs` that `has` says is missing, as mistakes.
 fn missing_states<'a>(
-    states: &HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    has: impl Fn(TypeId) -> bool,
     needs: impl IntoIterator<Item = (&'a str, (TypeId, &'static str))>,
 ) -> Vec<String> {
     needs
         .into_iter()
-        .filter(|(_, (id, _))| !states.contains_key(id))
+        .filter(|(_, (id, _))| !has(*id))
         .map(|(handler, (_, name))| {
             format!(
                 "{handler} takes State<{name}>, but no {name} was given to the builder's `state`"
@@ -154,7 +121,7 @@ impl Server {
     /// Start building a server with its name and version (`serverInfo`).
     pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
         ServerBuilder {
-            inner: ServerInner {
+            settings: Settings {
                 info: Implementation::new(name, version),
                 instructions: None,
                 versions: VersionSet::all(),
@@ -166,16 +133,10 @@ impl Server {
                 templates: Registry::new(Entries::default()),
                 prompts: Registry::new(Entries::default()),
                 completers: Completers::new(),
-                changes: change_feed(),
-                sealer: Sealer::new(None, DEFAULT_REQUEST_STATE_TTL),
-                counters: Counters::default(),
                 states: HashMap::new(),
                 list_cache: CacheHint::default(),
                 read_cache: CacheHint::default(),
                 declared: Declared::default(),
-                client_capabilities: std::sync::Mutex::default(),
-                text_result_rest: Default::default(),
-                outbound: std::sync::OnceLock::new(),
                 visibility: Default::default(),
                 middleware: Vec::new(),
             },
@@ -195,7 +156,7 @@ impl Server {
     /// Serve this process's stdin and stdout until the client closes stdin.
     #[cfg(unix)]
     pub async fn serve_stdio(&self) -> std::io::Result<()> {
-        let config = &self.inner.engine;
+        let config = self.engine_config();
         let transport = crate::engine::stdio(config.max_message_bytes, config.write_queue);
         self.serve(transport)
             .task
@@ -205,18 +166,12 @@ impl Server {
 
     /// Live counters: connections and requests served.
     pub fn stats(&self) -> ServerStats {
-        self.inner.counters.snapshot()
+        self.counters().snapshot()
     }
 
     /// The names of the registered tools, in registration order.
     pub fn tool_names(&self) -> Vec<String> {
-        self.inner
-            .tools
-            .snapshot()
-            .entries
-            .keys()
-            .cloned()
-            .collect()
+        self.tools().snapshot().entries.keys().cloned().collect()
     }
 
     /// Add a tool while serving (see [`ServerBuilder::tool`]); connected clients get
@@ -234,18 +189,18 @@ impl Server {
         let entry = typed_tool(Tool::described(name, description), f);
         let what = format!("tool {name:?}");
         let mut problems = missing_states(
-            &self.inner.states,
+            |id| self.has_state(id),
             H::required_states().into_iter().map(|s| (what.as_str(), s)),
         );
         problems.extend(entry.schema_problem());
         assert!(problems.is_empty(), "{}", problems.join("; "));
-        self.inner.tools.edit(|m| m.insert(name.to_owned(), entry));
+        self.tools().edit(|m| m.insert(name.to_owned(), entry));
         self.changed(Change::Tools);
     }
 
     /// Remove a tool while serving; returns whether it existed.
     pub fn remove_tool(&self, name: &str) -> bool {
-        let removed = self.inner.tools.edit(|m| m.shift_remove(name).is_some());
+        let removed = self.tools().edit(|m| m.shift_remove(name).is_some());
         if removed {
             self.changed(Change::Tools);
         }
@@ -260,7 +215,7 @@ impl Server {
     pub fn add_resource<M, R: ReadHandler<M>>(&self, resource: Resource, read: R) {
         let what = format!("resource {:?}", resource.uri);
         let problems = missing_states(
-            &self.inner.states,
+            |id| self.has_state(id),
             R::required_states().into_iter().map(|s| (what.as_str(), s)),
         );
         assert!(problems.is_empty(), "{}", problems.join("; "));
@@ -268,15 +223,14 @@ impl Server {
             read: reader(read),
             resource,
         };
-        self.inner
-            .resources
+        self.resources()
             .edit(|m| m.insert(entry.resource.uri.clone(), entry));
         self.changed(Change::Resources);
     }
 
     /// Remove a static resource while serving; returns whether it existed.
     pub fn remove_resource(&self, uri: &str) -> bool {
-        let removed = self.inner.resources.edit(|m| m.shift_remove(uri).is_some());
+        let removed = self.resources().edit(|m| m.shift_remove(uri).is_some());
         if removed {
             self.changed(Change::Resources);
         }
@@ -295,20 +249,18 @@ impl Server {
     {
         let what = format!("prompt {name:?}");
         let problems = missing_states(
-            &self.inner.states,
+            |id| self.has_state(id),
             H::required_states().into_iter().map(|s| (what.as_str(), s)),
         );
         assert!(problems.is_empty(), "{}", problems.join("; "));
         let entry = typed_prompt(described_prompt(name, description), f);
-        self.inner
-            .prompts
-            .edit(|m| m.insert(name.to_owned(), entry));
+        self.prompts().edit(|m| m.insert(name.to_owned(), entry));
         self.changed(Change::Prompts);
     }
 
     /// Remove a prompt while serving; returns whether it existed.
     pub fn remove_prompt(&self, name: &str) -> bool {
-        let removed = self.inner.prompts.edit(|m| m.shift_remove(name).is_some());
+        let removed = self.prompts().edit(|m| m.shift_remove(name).is_some());
         if removed {
             self.changed(Change::Prompts);
         }
@@ -330,79 +282,11 @@ impl Server {
     pub fn notify_resource_updated(&self, uri: &str) {
         self.changed(Change::ResourceUpdated(uri.into()));
     }
-
-    fn changed(&self, change: Change) {
-        if let Some(outbound) = self.inner.outbound.get() {
-            let _ = outbound.send(change.clone().into());
-        }
-        // No receiver means no client is connected: nobody to tell.
-        let _ = self.inner.changes.send(change);
-    }
-
-    /// A change made by another instance: to this server's clients only.
-    pub(crate) fn changed_here(&self, change: Change) {
-        let _ = self.inner.changes.send(change);
-    }
-
-    /// What the server offers, exactly as registered.
-    pub(crate) fn capabilities(&self) -> ServerCapabilities {
-        let inner = &self.inner;
-        ServerCapabilities {
-            tools: self.offers_tools().then_some(ToolsCapability {
-                list_changed: Some(true),
-            }),
-            resources: self.offers_resources().then_some(ResourcesCapability {
-                subscribe: Some(true),
-                list_changed: Some(true),
-            }),
-            prompts: self.offers_prompts().then_some(PromptsCapability {
-                list_changed: Some(true),
-            }),
-            completions: self.offers_completions().then(Default::default),
-            logging: inner.logging.then(Default::default),
-            tasks: {
-                let tools = inner.tools.snapshot();
-                let tools: Vec<_> = tools.entries.values().map(|e| e.head()).collect();
-                tasks::capability(&tools)
-            },
-            ..Default::default()
-        }
-    }
-
-    /// Whether the `tools` capability is declared: without building the others.
-    pub(crate) fn offers_tools(&self) -> bool {
-        let inner = &self.inner;
-        inner.declared.tools || !inner.tools.is_empty()
-    }
-
-    /// Whether the `resources` capability is declared.
-    pub(crate) fn offers_resources(&self) -> bool {
-        let inner = &self.inner;
-        inner.declared.resources || !inner.resources.is_empty() || !inner.templates.is_empty()
-    }
-
-    /// Whether the `prompts` capability is declared.
-    pub(crate) fn offers_prompts(&self) -> bool {
-        let inner = &self.inner;
-        inner.declared.prompts || !inner.prompts.is_empty()
-    }
-
-    /// Whether the `completions` capability is declared.
-    pub(crate) fn offers_completions(&self) -> bool {
-        !self.inner.completers.is_empty()
-    }
-
-    /// Whether the `tasks` capability is declared: a tool can run as a task.
-    pub(crate) fn offers_tasks(&self) -> bool {
-        self.inner
-            .tools
-            .read(|tools| tools.values().any(|e| tasks::supports_tasks(e.head())))
-    }
 }
 
 /// Caching hints of one kind of result.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct CacheHint {
+pub(super) struct CacheHint {
     ttl_ms: Option<u64>,
     scope: Option<CacheScope>,
 }
@@ -426,10 +310,10 @@ impl CacheHint {
 
 /// Capabilities declared by the builder regardless of registrations.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Declared {
-    tools: bool,
-    resources: bool,
-    prompts: bool,
+pub(super) struct Declared {
+    pub(super) tools: bool,
+    pub(super) resources: bool,
+    pub(super) prompts: bool,
 }
 
 fn described_prompt(name: &str, description: &str) -> Prompt {
@@ -443,39 +327,39 @@ fn described_prompt(name: &str, description: &str) -> Prompt {
 impl ServerBuilder {
     /// Usage guidance for the model (`instructions`).
     pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
-        self.inner.instructions = Some(instructions.into());
+        self.settings.instructions = Some(instructions.into());
         self
     }
 
     /// The display name (`serverInfo.title`, from 2025-06-18).
     pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.inner.info.title = Some(title.into());
+        self.settings.info.title = Some(title.into());
         self
     }
 
     /// The revisions to speak. Default: all ([`VersionSet::all`]).
     pub fn versions(mut self, versions: VersionSet) -> Self {
-        self.inner.versions = versions;
+        self.settings.versions = versions;
         self
     }
 
     /// Engine limits. Default: [`EngineConfig::default`].
     pub fn engine(mut self, config: EngineConfig) -> Self {
-        self.inner.engine = config;
+        self.settings.engine = config;
         self
     }
 
     /// Items per page of `tools/list`, `resources/list`, `resources/templates/list` and
     /// `prompts/list`. Default: [`DEFAULT_PAGE_SIZE`].
     pub fn page_size(mut self, page_size: usize) -> Self {
-        self.inner.page_size = page_size.max(1);
+        self.settings.page_size = page_size.max(1);
         self
     }
 
     /// Declare the `logging` capability: clients may set a level, and
     /// [`Context::log`] sends `notifications/message`.
     pub fn logging(mut self) -> Self {
-        self.inner.logging = true;
+        self.settings.logging = true;
         self
     }
 
@@ -513,7 +397,7 @@ impl ServerBuilder {
 
     fn insert_tool(mut self, name: String, entry: ToolEntry) -> Self {
         if let Err(problem) = self
-            .inner
+            .settings
             .tools
             .edit(|m| insert_new(m, "tool", name, entry))
         {
@@ -547,7 +431,7 @@ impl ServerBuilder {
             read: reader(read),
         };
         if let Err(problem) = self
-            .inner
+            .settings
             .resources
             .edit(|m| insert_new(m, "resource", uri, entry))
         {
@@ -580,7 +464,7 @@ impl ServerBuilder {
             read: reader(read),
         };
         if let Err(problem) = self
-            .inner
+            .settings
             .templates
             .edit(|m| insert_new(m, "resource template", key, entry))
         {
@@ -611,7 +495,7 @@ impl ServerBuilder {
         self.need(format!("prompt {name:?}"), H::required_states());
         let entry = typed_prompt(prompt, f);
         if let Err(problem) = self
-            .inner
+            .settings
             .prompts
             .edit(|m| insert_new(m, "prompt", name, entry))
         {
@@ -624,7 +508,7 @@ impl ServerBuilder {
     /// [`Middleware`](super::Middleware)): the first given sees a request first and its
     /// reply last.
     pub fn middleware(mut self, middleware: impl super::middleware::Middleware) -> Self {
-        self.inner.middleware.push(Arc::new(middleware));
+        self.settings.middleware.push(Arc::new(middleware));
         self
     }
 
@@ -653,7 +537,7 @@ impl ServerBuilder {
         name: &str,
         visible: impl Fn(&Context) -> bool + Send + Sync + 'static,
     ) -> Self {
-        let rules = &mut self.inner.visibility.tools;
+        let rules = &mut self.settings.visibility.tools;
         rules.insert(name.to_owned(), Arc::new(visible));
         self
     }
@@ -665,7 +549,7 @@ impl ServerBuilder {
         name: &str,
         visible: impl Fn(&Context) -> bool + Send + Sync + 'static,
     ) -> Self {
-        let rules = &mut self.inner.visibility.prompts;
+        let rules = &mut self.settings.visibility.prompts;
         rules.insert(name.to_owned(), Arc::new(visible));
         self
     }
@@ -678,7 +562,7 @@ impl ServerBuilder {
         uri: &str,
         visible: impl Fn(&Context) -> bool + Send + Sync + 'static,
     ) -> Self {
-        let rules = &mut self.inner.visibility.resources;
+        let rules = &mut self.settings.visibility.resources;
         rules.insert(uri.to_owned(), Arc::new(visible));
         self
     }
@@ -691,7 +575,7 @@ impl ServerBuilder {
         uri_template: &str,
         visible: impl Fn(&Context) -> bool + Send + Sync + 'static,
     ) -> Self {
-        let rules = &mut self.inner.visibility.templates;
+        let rules = &mut self.settings.visibility.templates;
         rules.insert(uri_template.to_owned(), Arc::new(visible));
         self
     }
@@ -703,7 +587,7 @@ impl ServerBuilder {
         Fut: Future<Output = Vec<String>> + Send + 'static,
     {
         let key = (Target::Prompt(prompt.to_owned()), argument.to_owned());
-        self.inner.completers.insert(key, completer(f));
+        self.settings.completers.insert(key, completer(f));
         self
     }
 
@@ -723,7 +607,7 @@ impl ServerBuilder {
             Target::Template(uri_template.to_owned()),
             variable.to_owned(),
         );
-        self.inner.completers.insert(key, completer(f));
+        self.settings.completers.insert(key, completer(f));
         self
     }
 
@@ -732,14 +616,14 @@ impl ServerBuilder {
     /// client may consider them fresh, and whether they may be shared across users.
     /// Default: `ttlMs` 0 (immediately stale), `cacheScope` private.
     pub fn list_cache(mut self, ttl: Duration, scope: CacheScope) -> Self {
-        self.inner.list_cache = CacheHint::new(ttl, scope);
+        self.settings.list_cache = CacheHint::new(ttl, scope);
         self
     }
 
     /// Caching hints for `resources/read` results (2026-07-28). Default: `ttlMs` 0,
     /// `cacheScope` private.
     pub fn read_cache(mut self, ttl: Duration, scope: CacheScope) -> Self {
-        self.inner.read_cache = CacheHint::new(ttl, scope);
+        self.settings.read_cache = CacheHint::new(ttl, scope);
         self
     }
 
@@ -747,21 +631,21 @@ impl ServerBuilder {
     /// adds tools at runtime ([`Server::add_tool`]): clients then hear `list_changed`.
     /// Default: declared exactly when a tool is registered.
     pub fn declare_tools(mut self) -> Self {
-        self.inner.declared.tools = true;
+        self.settings.declared.tools = true;
         self
     }
 
     /// Declare the resources capability even while none is registered (see
     /// [`ServerBuilder::declare_tools`]).
     pub fn declare_resources(mut self) -> Self {
-        self.inner.declared.resources = true;
+        self.settings.declared.resources = true;
         self
     }
 
     /// Declare the prompts capability even while none is registered (see
     /// [`ServerBuilder::declare_tools`]).
     pub fn declare_prompts(mut self) -> Self {
-        self.inner.declared.prompts = true;
+        self.settings.declared.prompts = true;
         self
     }
 
@@ -769,7 +653,9 @@ impl ServerBuilder {
     /// per type; a second value of the same type replaces the first. Wrap mutable state
     /// in a lock or use atomics: handlers run concurrently.
     pub fn state<T: Send + Sync + 'static>(mut self, state: T) -> Self {
-        self.inner.states.insert(TypeId::of::<T>(), Arc::new(state));
+        self.settings
+            .states
+            .insert(TypeId::of::<T>(), Arc::new(state));
         self
     }
 
@@ -819,24 +705,22 @@ impl ServerBuilder {
         let mut problems = self.problems;
         // Deriving the schemas here (they are kept) checks them before any client asks.
         problems.extend(
-            self.inner
+            self.settings
                 .tools
                 .snapshot()
                 .entries
                 .values()
                 .filter_map(|entry| entry.schema_problem()),
         );
+        let states = &self.settings.states;
         problems.extend(missing_states(
-            &self.inner.states,
+            |id| states.contains_key(&id),
             self.needs.iter().map(|(h, s)| (h.as_str(), *s)),
         ));
         if !problems.is_empty() {
             return Err(BuildError { problems });
         }
-        let mut inner = self.inner;
-        inner.sealer = Sealer::new(self.request_state_key, self.request_state_ttl);
-        Ok(Server {
-            inner: Arc::new(inner),
-        })
+        let sealer = Sealer::new(self.request_state_key, self.request_state_ttl);
+        Ok(Server::new(self.settings, sealer))
     }
 }

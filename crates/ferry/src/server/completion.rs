@@ -8,9 +8,9 @@ use std::sync::Arc;
 use ferry_protocol::jsonrpc::ErrorObject;
 use ferry_protocol::types::{CompleteRequestParams, CompleteResult, Completion, Reference};
 
-use super::builder::Server;
 use super::context::Context;
-use super::reply::{Call, reply};
+use super::core::Server;
+use super::reply::Call;
 use crate::engine::HandlerResult;
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -65,8 +65,7 @@ pub(crate) async fn complete(
     let target = match params.reference {
         Reference::Prompt(prompt) => {
             if !server
-                .inner
-                .prompts
+                .prompts()
                 .snapshot()
                 .entries
                 .contains_key(&prompt.name)
@@ -80,8 +79,7 @@ pub(crate) async fn complete(
         }
         Reference::Resource(template) => {
             if !server
-                .inner
-                .templates
+                .templates()
                 .snapshot()
                 .entries
                 .contains_key(&template.uri)
@@ -100,7 +98,7 @@ pub(crate) async fn complete(
         }
     };
     let key = (target, params.argument.name);
-    let mut values = match server.inner.completers.get(&key) {
+    let mut values = match server.completer(&key) {
         Some(complete) => {
             let request = CompletionRequest {
                 argument: key.1.clone(),
@@ -113,7 +111,7 @@ pub(crate) async fn complete(
     };
     let total = values.len();
     values.truncate(MAX_VALUES);
-    reply(
+    server.reply(
         CompleteResult {
             completion: Completion {
                 values,
@@ -123,6 +121,5 @@ pub(crate) async fn complete(
             ..Default::default()
         },
         call.version,
-        &server.inner.info,
     )
 }

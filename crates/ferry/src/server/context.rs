@@ -7,7 +7,7 @@ use ferry_protocol::types::{
     ClientCapabilities, LoggingLevel, LoggingMessageNotificationParams, RequestMeta,
 };
 
-use super::builder::Server;
+use super::core::Server;
 use super::input::{ClientCaps, Rounds};
 use crate::engine::{Attachment, Cancellation, Peer, ProgressReporter};
 
@@ -87,17 +87,12 @@ impl Context {
     ///
     /// [`ServerBuilder::state`]: super::ServerBuilder::state
     pub fn state<T: Send + Sync + 'static>(&self) -> Option<&T> {
-        self.server
-            .inner
-            .states
-            .get(&std::any::TypeId::of::<T>())
-            .and_then(|s| s.downcast_ref::<T>())
+        self.server.state::<T>()
     }
 
     /// The state of type `T` as a shared handle (the [`super::State`] extractor).
     pub(crate) fn state_arc<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
-        let state = self.server.inner.states.get(&std::any::TypeId::of::<T>())?;
-        Arc::clone(state).downcast::<T>().ok()
+        self.server.state_arc::<T>()
     }
 
     /// The server answering: to change it from a handler (add or remove tools, announce

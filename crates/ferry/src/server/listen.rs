@@ -14,9 +14,9 @@ use ferry_protocol::types::{
 };
 use tokio::sync::broadcast;
 
-use super::builder::Server;
+use super::core::Server;
 use super::registry::Change;
-use super::reply::{Call, reply};
+use super::reply::Call;
 use super::resources;
 use crate::engine::{CallError, HandlerResult, Peer, RequestContext};
 
@@ -46,7 +46,7 @@ pub(crate) async fn listen(
     }
     let accepted = accept(server, wanted);
     // Subscribe before acknowledging, so no change after the acknowledgement is missed.
-    let mut changes = server.inner.changes.subscribe();
+    let mut changes = server.subscribe_changes();
     let id = cx.id.clone();
     let ack = SubscriptionsAcknowledgedNotificationParams {
         notifications: accepted.clone(),
@@ -81,13 +81,12 @@ pub(crate) async fn listen(
             return Err(ErrorObject::internal_error("connection lost"));
         }
     }
-    reply(
+    server.reply(
         SubscriptionsListenResult {
             meta: meta_result(&id),
             ..Default::default()
         },
         call.version,
-        &server.inner.info,
     )
 }
 

@@ -41,6 +41,7 @@ mod builder;
 mod call_params;
 mod completion;
 mod context;
+mod core;
 mod extract;
 mod input;
 mod listen;
@@ -119,7 +120,8 @@ pub mod fuzzing {
     }
 }
 
-pub use builder::{BuildError, DEFAULT_PAGE_SIZE, Server, ServerBuilder};
+pub use self::core::Server;
+pub use builder::{BuildError, DEFAULT_PAGE_SIZE, ServerBuilder};
 pub use completion::CompletionRequest;
 pub use context::{Context, ToolContext};
 pub use extract::{Cancel, ClientCaps, FromContext, HandlerFn, Meta, Progress, State};

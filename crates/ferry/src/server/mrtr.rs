@@ -13,9 +13,9 @@ use futures_util::FutureExt;
 use futures_util::future::Either;
 use indexmap::IndexMap;
 
-use super::builder::Server;
+use super::core::Server;
 use super::input::{Binding, InputError, Ran, Rounds, Salient, missing_capability_is_error};
-use super::reply::{Call, reply};
+use super::reply::Call;
 use super::request_state::RequestState;
 use crate::engine::HandlerResult;
 
@@ -38,8 +38,7 @@ pub(crate) fn resume(
         return Ok(Arc::new(Rounds::new(IndexMap::new(), binding, 0)));
     };
     let state = server
-        .inner
-        .sealer
+        .sealer()
         .open(
             sealed,
             method,
@@ -94,7 +93,7 @@ fn input_required(
             "the handler asked for input more than {MAX_ROUNDS} times"
         )));
     }
-    let sealer = &server.inner.sealer;
+    let sealer = server.sealer();
     let state = RequestState {
         method: rounds.binding.method.to_owned(),
         digest: rounds.binding.digest().to_owned(),
@@ -105,14 +104,13 @@ fn input_required(
         rounds: rounds.completed + 1,
     };
     let sealed = sealer.seal(&state).map_err(ErrorObject::internal_error)?;
-    reply(
+    server.reply(
         InputRequiredResult {
             input_requests: Some(asked),
             request_state: Some(sealed),
             ..Default::default()
         },
         call.version,
-        &server.inner.info,
     )
 }
 

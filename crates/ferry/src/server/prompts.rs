@@ -11,12 +11,12 @@ use ferry_protocol::types::{
 };
 use schemars::JsonSchema;
 
-use super::builder::Server;
 use super::context::Context;
+use super::core::Server;
 use super::extract::HandlerFn;
 use super::log_layer::{LogTarget, scoped};
 use super::mrtr::{drive, missing_capability};
-use super::reply::{Call, reply};
+use super::reply::Call;
 use super::tools::schema_for;
 use super::visibility::{self, visible};
 use crate::engine::HandlerResult;
@@ -159,12 +159,12 @@ pub(crate) fn list(
     cursor: Option<&str>,
     cx: Option<&Context>,
 ) -> HandlerResult {
-    let rules = &server.inner.visibility.prompts;
+    let rules = &server.visibility().prompts;
     visibility::list(
         server,
         call,
         cursor,
-        (&server.inner.prompts, "prompts"),
+        (server.prompts(), "prompts"),
         cx.map(|cx| (rules, cx)),
         |e: &PromptEntry| e.prompt.clone(),
         |prompts, next_cursor, cache| ListPromptsResult {
@@ -185,11 +185,11 @@ pub(crate) async fn get(
     arguments: BTreeMap<String, String>,
     cx: Context,
 ) -> HandlerResult {
-    let snapshot = server.inner.prompts.snapshot();
+    let snapshot = server.prompts().snapshot();
     let entry = snapshot
         .entries
         .get(name)
-        .filter(|_| visible(&server.inner.visibility.prompts, name, &cx));
+        .filter(|_| visible(&server.visibility().prompts, name, &cx));
     let Some(entry) = entry else {
         return Err(ErrorObject::invalid_params(format!(
             "unknown prompt {name:?}"
@@ -218,5 +218,5 @@ pub(crate) async fn get(
         Ok(Err(e)) => return Err(missing_capability(call, rounds.as_ref()).unwrap_or(e)),
         Err(answer) => return answer,
     };
-    reply(result, call.version, &server.inner.info)
+    server.reply(result, call.version)
 }

@@ -13,12 +13,12 @@ use ferry_protocol::types::{
 };
 use indexmap::IndexMap;
 
-use super::builder::Server;
 use super::context::Context;
+use super::core::Server;
 use super::extract::FromContext;
 use super::log_layer::{LogTarget, scoped};
 use super::mrtr::{drive, missing_capability};
-use super::reply::{Call, reply};
+use super::reply::Call;
 use super::uri_template::UriTemplate;
 use super::visibility::{self, visible};
 use crate::engine::HandlerResult;
@@ -212,12 +212,12 @@ pub(crate) fn list(
     cursor: Option<&str>,
     cx: Option<&Context>,
 ) -> HandlerResult {
-    let rules = &server.inner.visibility.resources;
+    let rules = &server.visibility().resources;
     visibility::list(
         server,
         call,
         cursor,
-        (&server.inner.resources, "resources"),
+        (server.resources(), "resources"),
         cx.map(|cx| (rules, cx)),
         |e: &ResourceEntry| e.resource.clone(),
         |resources, next_cursor, cache| ListResourcesResult {
@@ -237,12 +237,12 @@ pub(crate) fn list_templates(
     cursor: Option<&str>,
     cx: Option<&Context>,
 ) -> HandlerResult {
-    let rules = &server.inner.visibility.templates;
+    let rules = &server.visibility().templates;
     visibility::list(
         server,
         call,
         cursor,
-        (&server.inner.templates, "resource templates"),
+        (server.templates(), "resource templates"),
         cx.map(|cx| (rules, cx)),
         |e: &TemplateEntry| e.template.clone(),
         |resource_templates, next_cursor, cache| ListResourceTemplatesResult {
@@ -257,17 +257,16 @@ pub(crate) fn list_templates(
 
 /// `resources/read`: a static resource by exact URI, else the first template that matches.
 pub(crate) async fn read(server: &Server, call: &Call, uri: String, cx: Context) -> HandlerResult {
-    let visibility = &server.inner.visibility;
+    let visibility = server.visibility();
     let found = server
-        .inner
-        .resources
+        .resources()
         .snapshot()
         .entries
         .get(&uri)
         .filter(|_| visible(&visibility.resources, &uri, &cx))
         .map(|entry| (Arc::clone(&entry.read), TemplateVars::new()))
         .or_else(|| {
-            let templates = server.inner.templates.snapshot();
+            let templates = server.templates().snapshot();
             templates
                 .entries
                 .iter()
@@ -299,25 +298,24 @@ pub(crate) async fn read(server: &Server, call: &Call, uri: String, cx: Context)
         }
         Err(answer) => return answer,
     };
-    reply(
+    let cache = server.read_cache();
+    server.reply(
         ReadResourceResult {
             contents,
-            ttl_ms: server.inner.read_cache.ttl_ms(),
-            cache_scope: server.inner.read_cache.scope(),
+            ttl_ms: cache.ttl_ms(),
+            cache_scope: cache.scope(),
             ..Default::default()
         },
         call.version,
-        &server.inner.info,
     )
 }
 
 /// Whether `uri` names a registered resource or matches a template (subscriptions to
 /// anything else are refused).
 pub(crate) fn exists(server: &Server, uri: &str) -> bool {
-    server.inner.resources.snapshot().entries.contains_key(uri)
+    server.resources().snapshot().entries.contains_key(uri)
         || server
-            .inner
-            .templates
+            .templates()
             .snapshot()
             .entries
             .values()

@@ -15,14 +15,14 @@ use ferry_protocol::{Era, ProtocolVersion};
 use futures_util::future::{self, Either};
 use tokio::sync::broadcast;
 
-use super::builder::Server;
 use super::context::Context;
+use super::core::Server;
 use super::input::{Rounds, Salient};
 use super::listen::{MAX_RESOURCE_SUBSCRIPTIONS, MAX_SUBSCRIBED_URI_BYTES};
 use super::middleware::{End, Next, NotificationInfo, RequestInfo};
 use super::mrtr;
 use super::registry::Change;
-use super::reply::{Call, reply};
+use super::reply::Call;
 use super::tasks::{self, Tasks};
 use super::{call_params, completion, listen, prompts, resources, tools};
 use crate::engine::{
@@ -34,7 +34,7 @@ use crate::engine::{
 #[derive(Default)]
 struct SessionState {
     version: Option<ProtocolVersion>,
-    /// What the client declared in `initialize` (see [`shared_client_capabilities`]).
+    /// What the client declared in `initialize` (see `Server::shared_client_capabilities`).
     client_capabilities: Option<Arc<ClientCapabilities>>,
     /// The lists `initialize` told the client the server offers: the promise list changes
     /// are announced against, even after the last tool (say) is removed.
@@ -54,23 +54,6 @@ struct Advertised {
     prompts: bool,
 }
 
-/// `capabilities` as an `Arc` shared with the connections before whose clients declared
-/// the same (see `ServerInner::client_capabilities`).
-fn shared_client_capabilities(
-    server: &Server,
-    capabilities: &ClientCapabilities,
-) -> Arc<ClientCapabilities> {
-    let mut latest = server
-        .inner
-        .client_capabilities
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if **latest != *capabilities {
-        *latest = Arc::new(capabilities.clone());
-    }
-    Arc::clone(&latest)
-}
-
 pub(crate) struct Session {
     server: Server,
     /// Tasks this connection created (2025-11-25); made by the first request that needs
@@ -88,7 +71,7 @@ impl Session {
     fn new(server: Server, request_only: bool) -> Session {
         static CONNECTIONS: AtomicU64 = AtomicU64::new(0);
         let number = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
-        server.inner.counters.connected();
+        server.counters().connected();
         Session {
             server,
             key: format!("connection-{number}").into(),
@@ -102,7 +85,7 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         if self.request_only {
-            self.server.inner.counters.disconnected();
+            self.server.counters().disconnected();
         }
     }
 }
@@ -113,7 +96,7 @@ impl Drop for Session {
 /// subscription to the server's changes (a tokio task is a 128-byte-aligned allocation,
 /// which glibc serves on its slow path).
 pub(crate) fn serve_request(server: Server, transport: Transport) {
-    let config = server.inner.engine.clone();
+    let config = server.engine_config().clone();
     let session = Arc::new(Session::new(server, true));
     // The engine's task ends by itself once the transport's input closes.
     drop(Engine::start(transport, session, config));
@@ -127,8 +110,8 @@ pub(crate) fn serve(
     transport: Transport,
     share: Option<Arc<dyn TaskShare>>,
 ) -> EngineHandle {
-    let changes = server.inner.changes.subscribe();
-    let config = server.inner.engine.clone();
+    let changes = server.subscribe_changes();
+    let config = server.engine_config().clone();
     let session = Session::new(server, false);
     if let Some(share) = share {
         let _ = session
@@ -156,7 +139,7 @@ pub(crate) fn serve(
             Poll::Pending
         })
         .await;
-        session.server.inner.counters.disconnected();
+        session.server.counters().disconnected();
         if let Some(tasks) = session.tasks.get() {
             tasks.close();
         }
@@ -342,7 +325,7 @@ impl Session {
             | ClientRequest::GetTaskPayload(_)
             | ClientRequest::ListTasks(_)
             | ClientRequest::CancelTask(_) => server.offers_tasks(),
-            ClientRequest::SetLevel(_) => server.inner.logging,
+            ClientRequest::SetLevel(_) => server.offers_logging(),
             ClientRequest::Initialize(_)
             | ClientRequest::Ping(_)
             | ClientRequest::Discover(_)
@@ -364,7 +347,7 @@ impl Session {
                 keys::CLIENT_CAPABILITIES
             )));
         }
-        let versions = &self.server.inner.versions;
+        let versions = self.server.versions();
         versions.accept_stateless(requested).ok_or_else(|| {
             let data = UnsupportedProtocolVersionData {
                 requested: requested.to_owned(),
@@ -391,17 +374,14 @@ impl Session {
         }
         let version = self
             .server
-            .inner
-            .versions
+            .versions()
             .negotiate(&params.protocol_version, Era::Session)
             .ok_or_else(|| {
                 ErrorObject::invalid_request("this server speaks no session-era revision")
             })?;
         state.version = Some(version);
-        state.client_capabilities = Some(shared_client_capabilities(
-            &self.server,
-            &params.capabilities,
-        ));
+        state.client_capabilities =
+            Some(self.server.shared_client_capabilities(&params.capabilities));
         let capabilities = self.server.capabilities();
         state.advertised = Advertised {
             tools: capabilities.tools.is_some(),
@@ -409,38 +389,37 @@ impl Session {
             prompts: capabilities.prompts.is_some(),
         };
         drop(state);
-        let inner = &self.server.inner;
-        reply(
+        let server = &self.server;
+        server.reply(
             InitializeResult {
                 protocol_version: version.as_str().to_owned(),
                 capabilities,
-                server_info: inner.info.clone(),
-                instructions: inner.instructions.clone(),
+                server_info: server.info().clone(),
+                instructions: server.instructions().map(str::to_owned),
                 meta: None,
             },
             version,
-            &inner.info,
         )
     }
 
     fn discover(&self, call: &Call) -> HandlerResult {
-        let inner = &self.server.inner;
-        reply(
+        let server = &self.server;
+        let cache = server.list_cache();
+        server.reply(
             DiscoverResult {
-                ttl_ms: inner.list_cache.ttl_ms(),
-                cache_scope: inner.list_cache.scope(),
-                supported_versions: inner
-                    .versions
+                ttl_ms: cache.ttl_ms(),
+                cache_scope: cache.scope(),
+                supported_versions: server
+                    .versions()
                     .wire_strings()
                     .iter()
                     .map(|s| s.to_string())
                     .collect(),
-                capabilities: self.server.capabilities(),
-                instructions: inner.instructions.clone(),
+                capabilities: server.capabilities(),
+                instructions: server.instructions().map(str::to_owned),
                 ..Default::default()
             },
             call.version,
-            &inner.info,
         )
     }
 
@@ -453,7 +432,7 @@ impl Session {
         method: &'static str,
         rounds: Option<Arc<Rounds>>,
     ) -> Context {
-        let logging = self.server.inner.logging;
+        let logging = self.server.offers_logging();
         let (log_level, client_capabilities) = if meta.protocol_version.is_some() {
             // (The `_meta` keeps them too: handlers read it.)
             let capabilities = meta.client_capabilities.as_deref().cloned();
@@ -495,8 +474,7 @@ impl Session {
         method: &'static str,
     ) -> Option<Context> {
         self.server
-            .inner
-            .visibility
+            .visibility()
             .any()
             .then(|| self.context(call, meta, cx, method, None))
     }
@@ -558,11 +536,7 @@ impl Session {
     }
 
     fn empty(&self, call: &Call) -> HandlerResult {
-        reply(
-            EmptyResult::default(),
-            call.version,
-            &self.server.inner.info,
-        )
+        self.server.reply(EmptyResult::default(), call.version)
     }
 }
 
@@ -620,7 +594,7 @@ impl Session {
         request: Request,
         cx: RequestContext,
     ) -> Result<Routed<'_, impl Future<Output = HandlerResult> + Send + '_>, ErrorObject> {
-        self.server.inner.counters.request();
+        self.server.counters().request();
         let server = &self.server;
         // `tools/call` parsed once, its arguments left raw for the tool's own type.
         if let Some(fast) = call_params::fast(&request) {
@@ -780,9 +754,7 @@ impl Session {
             Ok(Routed::Tool(call)) => Box::pin(call),
             Ok(Routed::Later(later)) => later,
         });
-        Next::new(&self.server.inner.middleware, &info, end)
-            .run()
-            .await
+        Next::new(self.server.middleware(), &info, end).run().await
     }
 
     /// What middleware know of a request: its target and `_meta` read from the params, its
@@ -829,7 +801,7 @@ impl Handler for Session {
     ) -> impl Future<Output = HandlerResult> + Send {
         // Routed when called, and no `async` block around the result: one would hold the
         // routed request and the future taken out of it side by side.
-        let routed = if self.server.inner.middleware.is_empty() {
+        let routed = if self.server.middleware().is_empty() {
             self.route(request, cx)
         } else {
             Ok(Routed::Later(Box::pin(
@@ -845,7 +817,7 @@ impl Handler for Session {
     }
 
     async fn notification(&self, notification: Notification, _peer: &Peer) {
-        let chain = &self.server.inner.middleware;
+        let chain = &self.server.middleware();
         if !chain.is_empty() {
             let info = NotificationInfo {
                 method: notification.method.to_string(),
@@ -932,25 +904,5 @@ mod tests {
         let request = super::Request::new(1, "tools/call", params);
         let size = crate::engine::request_future_size(session, request);
         assert!(size <= 1032, "a tool call's future takes {size} bytes");
-    }
-
-    #[test]
-    fn connections_whose_clients_declare_the_same_capabilities_share_them() {
-        use super::{ClientCapabilities, shared_client_capabilities};
-        let server = super::Server::builder("x", "1").build();
-        let roots: ClientCapabilities =
-            serde_json::from_value(serde_json::json!({"roots": {"listChanged": true}}))
-                .expect("capabilities");
-        let first = shared_client_capabilities(&server, &roots);
-        let second = shared_client_capabilities(&server, &roots.clone());
-        assert!(std::sync::Arc::ptr_eq(&first, &second));
-        let other = shared_client_capabilities(&server, &ClientCapabilities::default());
-        assert_eq!(*other, ClientCapabilities::default());
-        assert_eq!(
-            *first, roots,
-            "an earlier connection keeps what its client declared"
-        );
-        let third = shared_client_capabilities(&server, &roots);
-        assert_eq!(*third, roots);
     }
 }

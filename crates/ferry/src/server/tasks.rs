@@ -31,10 +31,10 @@ use ferry_protocol::types::{
 use indexmap::IndexMap;
 use tokio::sync::watch;
 
-use super::builder::Server;
 use super::context::Context;
+use super::core::Server;
 use super::pagination::page;
-use super::reply::{Call, reply};
+use super::reply::Call;
 use super::tools;
 use crate::engine::{Cancellation, HandlerResult, ResultJson, SharedTask, TaskShare, terminal};
 
@@ -201,7 +201,7 @@ pub(crate) async fn start(
     task: TaskMetadata,
     mut cx: Context,
 ) -> HandlerResult {
-    let known = server.inner.tools.snapshot();
+    let known = server.tools().snapshot();
     let Some(entry) = known.entries.get(&params.name) else {
         return Err(ErrorObject::invalid_params(format!(
             "unknown tool {:?}",
@@ -300,13 +300,12 @@ pub(crate) async fn start(
         let params = TaskStatusNotificationParams { task, meta: None };
         let _ = peer.notify("notifications/tasks/status", &params).await;
     });
-    reply(
+    server.reply(
         CreateTaskResult {
             task: created,
             meta: None,
         },
         call.version,
-        &server.inner.info,
     )
 }
 
@@ -387,11 +386,7 @@ pub(crate) async fn get(
         Some(share) => share.load(id).await?.ok_or_else(|| unknown(id))?.task,
         None => store.get(id)?.snapshot(),
     };
-    reply(
-        TaskResult { task, meta: None },
-        call.version,
-        &server.inner.info,
-    )
+    server.reply(TaskResult { task, meta: None }, call.version)
 }
 
 /// `tasks/cancel`: a finished task cannot be cancelled (`-32602`).
@@ -429,11 +424,7 @@ pub(crate) async fn cancel(
             finish(&entry, None, None).await
         }
     };
-    reply(
-        TaskResult { task, meta: None },
-        call.version,
-        &server.inner.info,
-    )
+    server.reply(TaskResult { task, meta: None }, call.version)
 }
 
 /// `tasks/list`: this connection's tasks (or the session's, where they are shared),
@@ -452,15 +443,14 @@ pub(crate) async fn list(
             entries.values().map(|e| e.snapshot()).collect()
         }
     };
-    let page = page(tasks.len(), cursor, server.inner.page_size, "tasks", 0)?;
-    reply(
+    let page = page(tasks.len(), cursor, server.page_size(), "tasks", 0)?;
+    server.reply(
         ListTasksResult {
             tasks: tasks[page.range].to_vec(),
             next_cursor: page.next,
             meta: None,
         },
         call.version,
-        &server.inner.info,
     )
 }
 

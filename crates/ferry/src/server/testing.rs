@@ -9,7 +9,7 @@ use ferry_protocol::{Feature, ProtocolVersion};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::builder::Server;
+use super::core::Server;
 use crate::engine::{
     CallError, CallOptions, Engine, EngineConfig, EngineHandle, Handler, HandlerResult, Peer,
     RequestContext, ResultJson, Transport,

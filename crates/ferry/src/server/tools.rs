@@ -10,13 +10,13 @@ use ferry_protocol::{Feature, ProtocolVersion};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::builder::Server;
 pub(crate) use super::call_params::Arguments;
 use super::context::Context;
+use super::core::Server;
 use super::extract::HandlerFn;
 use super::log_layer::{LogTarget, scoped};
 use super::mrtr::{drive, missing_capability};
-use super::reply::{Call, reply};
+use super::reply::Call;
 use super::tasks;
 use super::visibility::{self, visible};
 use crate::engine::{HandlerResult, ResultJson};
@@ -64,7 +64,7 @@ impl Finish {
     fn result(&self, result: CallToolResult) -> ToolOutcome {
         ToolOutcome::Result {
             is_error: result.is_error == Some(true),
-            answer: reply(result, self.version, &self.server.inner.info),
+            answer: self.server.reply(result, self.version),
         }
     }
 
@@ -77,9 +77,10 @@ impl Finish {
             Ok(text) => text,
             Err(output) => return self.result(output.into_tool_result()),
         };
-        let inner = &self.server.inner;
-        let rest = inner.text_result_rest[self.version.index()].get_or_init(|| {
-            let empty = reply(CallToolResult::success(vec![]), self.version, &inner.info);
+        let rest = self.server.text_result_rest(self.version, || {
+            let empty = self
+                .server
+                .reply(CallToolResult::success(vec![]), self.version);
             empty
                 .ok()
                 .and_then(|json| {
@@ -373,12 +374,12 @@ pub(crate) fn list(
     cursor: Option<&str>,
     cx: Option<&Context>,
 ) -> HandlerResult {
-    let rules = &server.inner.visibility.tools;
+    let rules = &server.visibility().tools;
     visibility::list(
         server,
         call,
         cursor,
-        (&server.inner.tools, "tools"),
+        (server.tools(), "tools"),
         cx.map(|cx| (rules, cx)),
         |t: &ToolEntry| t.tool().clone(),
         |tools, next_cursor, cache| ListToolsResult {
@@ -407,12 +408,12 @@ pub(crate) fn call<'s>(
 ) -> Result<impl Future<Output = HandlerResult> + Send + use<'s>, ErrorObject> {
     // Only the handler is needed: cloning the whole entry would deep-copy the tool's
     // description and schemas on every call.
-    let found = server.inner.tools.read(|tools| {
+    let found = server.tools().read(|tools| {
         tools
             .get(name)
             .map(|entry| (Arc::clone(&entry.run), tasks::requires_task(entry.head())))
     });
-    let found = found.filter(|_| visible(&server.inner.visibility.tools, name, &cx));
+    let found = found.filter(|_| visible(&server.visibility().tools, name, &cx));
     let Some((run, requires_task)) = found else {
         return Err(ErrorObject::invalid_params(format!(
             "unknown tool {name:?}"
@@ -440,11 +441,7 @@ pub(crate) fn call<'s>(
             },
             ToolOutcome::Result { answer, .. } => answer,
             ToolOutcome::InvalidArguments(message) if argument_error_is_result(call.version) => {
-                reply(
-                    CallToolResult::error(message),
-                    call.version,
-                    &server.inner.info,
-                )
+                server.reply(CallToolResult::error(message), call.version)
             }
             ToolOutcome::InvalidArguments(message) => Err(ErrorObject::invalid_params(message)),
             ToolOutcome::Failed(error) => Err(error),

@@ -8,11 +8,12 @@ use std::sync::Arc;
 
 use ferry_protocol::types::Cursor;
 
-use super::builder::{CacheHint, Server};
+use super::builder::CacheHint;
 use super::context::Context;
+use super::core::Server;
 use super::pagination::page;
 use super::registry::Registry;
-use super::reply::{Call, HasResultMeta, reply};
+use super::reply::{Call, HasResultMeta};
 use crate::engine::HandlerResult;
 
 /// Whether a caller may see an item.
@@ -59,7 +60,7 @@ where
     R: serde::Serialize + ferry_protocol::conform::Conform + HasResultMeta,
 {
     let snapshot = registry.snapshot();
-    let page_size = server.inner.page_size;
+    let page_size = server.page_size();
     let (items, next) = match filter.filter(|(rules, _)| !rules.is_empty()) {
         None => {
             let page = page(
@@ -86,9 +87,5 @@ where
             )
         }
     };
-    reply(
-        result(items, next, server.inner.list_cache),
-        call.version,
-        &server.inner.info,
-    )
+    server.reply(result(items, next, server.list_cache()), call.version)
 }
