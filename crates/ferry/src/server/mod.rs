@@ -44,6 +44,7 @@ mod context;
 mod core;
 mod extract;
 mod input;
+mod list;
 mod listen;
 mod log_layer;
 mod members;

@@ -7,18 +7,22 @@ use std::sync::Arc;
 
 use ferry_protocol::jsonrpc::ErrorObject;
 use ferry_protocol::types::{
-    ContentBlock, GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage, Role,
+    ContentBlock, Cursor, GetPromptResult, ListPromptsResult, Prompt, PromptArgument,
+    PromptMessage, Role,
 };
 use schemars::JsonSchema;
 
+use super::builder::CacheHint;
 use super::context::Context;
 use super::core::Server;
 use super::extract::HandlerFn;
+use super::list::Listed;
 use super::log_layer::{LogTarget, scoped};
 use super::mrtr::{drive, missing_capability};
+use super::registry::Registry;
 use super::reply::Call;
 use super::tools::schema_for;
-use super::visibility::{self, visible};
+use super::visibility::{Rules, Visibility, visible};
 use crate::engine::HandlerResult;
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -152,29 +156,36 @@ where
     PromptEntry { prompt, get }
 }
 
-/// `prompts/list`: the prompts the caller of `cx` may see.
-pub(crate) fn list(
-    server: &Server,
-    call: &Call,
-    cursor: Option<&str>,
-    cx: Option<&Context>,
-) -> HandlerResult {
-    let rules = &server.visibility().prompts;
-    visibility::list(
-        server,
-        call,
-        cursor,
-        (server.prompts(), "prompts"),
-        cx.map(|cx| (rules, cx)),
-        |e: &PromptEntry| e.prompt.clone(),
-        |prompts, next_cursor, cache| ListPromptsResult {
+impl Listed for PromptEntry {
+    const LIST: &'static str = "prompts";
+    type Item = Prompt;
+    type Result = ListPromptsResult;
+
+    fn registry(server: &Server) -> &Registry<Self> {
+        server.prompts()
+    }
+
+    fn rules(visibility: &Visibility) -> &Rules {
+        &visibility.prompts
+    }
+
+    fn item(&self) -> Prompt {
+        self.prompt.clone()
+    }
+
+    fn result(
+        prompts: Vec<Prompt>,
+        next_cursor: Option<Cursor>,
+        cache: CacheHint,
+    ) -> ListPromptsResult {
+        ListPromptsResult {
             prompts,
             next_cursor,
             ttl_ms: cache.ttl_ms(),
             cache_scope: cache.scope(),
             ..Default::default()
-        },
-    )
+        }
+    }
 }
 
 /// `prompts/get`: unknown prompt or missing required argument -> `-32602`.

@@ -8,19 +8,22 @@ use std::sync::Arc;
 use ferry_protocol::error_codes;
 use ferry_protocol::jsonrpc::ErrorObject;
 use ferry_protocol::types::{
-    ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource,
+    Cursor, ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource,
     ResourceContents, ResourceTemplate,
 };
 use indexmap::IndexMap;
 
+use super::builder::CacheHint;
 use super::context::Context;
 use super::core::Server;
 use super::extract::FromContext;
+use super::list::Listed;
 use super::log_layer::{LogTarget, scoped};
 use super::mrtr::{drive, missing_capability};
+use super::registry::Registry;
 use super::reply::Call;
 use super::uri_template::UriTemplate;
-use super::visibility::{self, visible};
+use super::visibility::{Rules, Visibility, visible};
 use crate::engine::HandlerResult;
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -205,54 +208,68 @@ pub(crate) fn reader<M, R: ReadHandler<M>>(read: R) -> ReadFn {
     Arc::new(move |uri, vars, cx| read.read(uri, vars, cx))
 }
 
-/// `resources/list`: the resources the caller of `cx` may see.
-pub(crate) fn list(
-    server: &Server,
-    call: &Call,
-    cursor: Option<&str>,
-    cx: Option<&Context>,
-) -> HandlerResult {
-    let rules = &server.visibility().resources;
-    visibility::list(
-        server,
-        call,
-        cursor,
-        (server.resources(), "resources"),
-        cx.map(|cx| (rules, cx)),
-        |e: &ResourceEntry| e.resource.clone(),
-        |resources, next_cursor, cache| ListResourcesResult {
+impl Listed for ResourceEntry {
+    const LIST: &'static str = "resources";
+    type Item = Resource;
+    type Result = ListResourcesResult;
+
+    fn registry(server: &Server) -> &Registry<Self> {
+        server.resources()
+    }
+
+    fn rules(visibility: &Visibility) -> &Rules {
+        &visibility.resources
+    }
+
+    fn item(&self) -> Resource {
+        self.resource.clone()
+    }
+
+    fn result(
+        resources: Vec<Resource>,
+        next_cursor: Option<Cursor>,
+        cache: CacheHint,
+    ) -> ListResourcesResult {
+        ListResourcesResult {
             resources,
             next_cursor,
             ttl_ms: cache.ttl_ms(),
             cache_scope: cache.scope(),
             ..Default::default()
-        },
-    )
+        }
+    }
 }
 
-/// `resources/templates/list`: the templates the caller of `cx` may see.
-pub(crate) fn list_templates(
-    server: &Server,
-    call: &Call,
-    cursor: Option<&str>,
-    cx: Option<&Context>,
-) -> HandlerResult {
-    let rules = &server.visibility().templates;
-    visibility::list(
-        server,
-        call,
-        cursor,
-        (server.templates(), "resource templates"),
-        cx.map(|cx| (rules, cx)),
-        |e: &TemplateEntry| e.template.clone(),
-        |resource_templates, next_cursor, cache| ListResourceTemplatesResult {
+impl Listed for TemplateEntry {
+    const LIST: &'static str = "resource templates";
+    type Item = ResourceTemplate;
+    type Result = ListResourceTemplatesResult;
+
+    fn registry(server: &Server) -> &Registry<Self> {
+        server.templates()
+    }
+
+    fn rules(visibility: &Visibility) -> &Rules {
+        &visibility.templates
+    }
+
+    fn item(&self) -> ResourceTemplate {
+        self.template.clone()
+    }
+
+    fn result(
+        resource_templates: Vec<ResourceTemplate>,
+        next_cursor: Option<Cursor>,
+        cache: CacheHint,
+    ) -> ListResourceTemplatesResult {
+        ListResourceTemplatesResult {
             resource_templates,
             next_cursor,
             ttl_ms: cache.ttl_ms(),
             cache_scope: cache.scope(),
             ..Default::default()
-        },
-    )
+        }
+    }
 }
 
 /// `resources/read`: a static resource by exact URI, else the first template that matches.

@@ -18,12 +18,16 @@ use tokio::sync::broadcast;
 use super::context::Context;
 use super::core::Server;
 use super::input::{Rounds, Salient};
+use super::list::list;
 use super::listen::{MAX_RESOURCE_SUBSCRIPTIONS, MAX_SUBSCRIBED_URI_BYTES};
 use super::middleware::{End, Next, NotificationInfo, RequestInfo};
 use super::mrtr;
+use super::prompts::PromptEntry;
 use super::registry::Change;
 use super::reply::Call;
+use super::resources::{ResourceEntry, TemplateEntry};
 use super::tasks::{self, Tasks};
+use super::tools::ToolEntry;
 use super::{call_params, completion, listen, prompts, resources, tools};
 use crate::engine::{
     Engine, EngineHandle, Handler, HandlerResult, Peer, RequestContext, TaskShare, Transport,
@@ -626,7 +630,7 @@ impl Session {
             ClientRequest::Discover(_) => self.discover(&call),
             ClientRequest::ListTools(p) => {
                 let cx = self.list_context(call, meta, cx, "tools/list");
-                tools::list(server, &call, p.cursor.as_deref(), cx.as_ref())
+                list::<ToolEntry>(server, &call, p.cursor.as_deref(), cx.as_ref())
             }
             ClientRequest::CallTool(mut params) => {
                 let arguments = tools::Arguments::Object(params.arguments.take());
@@ -658,11 +662,11 @@ impl Session {
             }
             ClientRequest::ListResources(p) => {
                 let cx = self.list_context(call, meta, cx, "resources/list");
-                resources::list(server, &call, p.cursor.as_deref(), cx.as_ref())
+                list::<ResourceEntry>(server, &call, p.cursor.as_deref(), cx.as_ref())
             }
             ClientRequest::ListResourceTemplates(p) => {
                 let cx = self.list_context(call, meta, cx, "resources/templates/list");
-                resources::list_templates(server, &call, p.cursor.as_deref(), cx.as_ref())
+                list::<TemplateEntry>(server, &call, p.cursor.as_deref(), cx.as_ref())
             }
             ClientRequest::ReadResource(mut params) => {
                 let rounds = self.rounds(
@@ -681,7 +685,7 @@ impl Session {
             ClientRequest::Unsubscribe(p) => self.subscribe(&call, p.uri, false),
             ClientRequest::ListPrompts(p) => {
                 let cx = self.list_context(call, meta, cx, "prompts/list");
-                prompts::list(server, &call, p.cursor.as_deref(), cx.as_ref())
+                list::<PromptEntry>(server, &call, p.cursor.as_deref(), cx.as_ref())
             }
             ClientRequest::GetPrompt(mut params) => {
                 let rounds = self.rounds(

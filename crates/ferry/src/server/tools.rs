@@ -5,20 +5,25 @@ use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 
 use ferry_protocol::jsonrpc::ErrorObject;
-use ferry_protocol::types::{CallToolResult, ContentBlock, JsonObject, ListToolsResult, Tool};
+use ferry_protocol::types::{
+    CallToolResult, ContentBlock, Cursor, JsonObject, ListToolsResult, Tool,
+};
 use ferry_protocol::{Feature, ProtocolVersion};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::builder::CacheHint;
 pub(crate) use super::call_params::Arguments;
 use super::context::Context;
 use super::core::Server;
 use super::extract::HandlerFn;
+use super::list::Listed;
 use super::log_layer::{LogTarget, scoped};
 use super::mrtr::{drive, missing_capability};
+use super::registry::Registry;
 use super::reply::Call;
 use super::tasks;
-use super::visibility::{self, visible};
+use super::visibility::{Rules, Visibility, visible};
 use crate::engine::{HandlerResult, ResultJson};
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -367,29 +372,32 @@ fn argument_error_is_result(version: ProtocolVersion) -> bool {
     version.has(Feature::Icons)
 }
 
-/// `tools/list`: the tools the caller of `cx` may see (see [`visibility`]).
-pub(crate) fn list(
-    server: &Server,
-    call: &Call,
-    cursor: Option<&str>,
-    cx: Option<&Context>,
-) -> HandlerResult {
-    let rules = &server.visibility().tools;
-    visibility::list(
-        server,
-        call,
-        cursor,
-        (server.tools(), "tools"),
-        cx.map(|cx| (rules, cx)),
-        |t: &ToolEntry| t.tool().clone(),
-        |tools, next_cursor, cache| ListToolsResult {
+impl Listed for ToolEntry {
+    const LIST: &'static str = "tools";
+    type Item = Tool;
+    type Result = ListToolsResult;
+
+    fn registry(server: &Server) -> &Registry<Self> {
+        server.tools()
+    }
+
+    fn rules(visibility: &Visibility) -> &Rules {
+        &visibility.tools
+    }
+
+    fn item(&self) -> Tool {
+        self.tool().clone()
+    }
+
+    fn result(tools: Vec<Tool>, next_cursor: Option<Cursor>, cache: CacheHint) -> ListToolsResult {
+        ListToolsResult {
             tools,
             next_cursor,
             ttl_ms: cache.ttl_ms(),
             cache_scope: cache.scope(),
             ..Default::default()
-        },
-    )
+        }
+    }
 }
 
 /// `tools/call`: an unknown tool -> `-32602`; invalid arguments -> the error the
