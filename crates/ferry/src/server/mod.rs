@@ -14,10 +14,26 @@
 //! derived from their type), then any [extractors](FromContext) — [`Context`], [`State`],
 //! [`Progress`], [`Cancel`], [`Meta`], [`ClientCaps`], the [`crate::engine::Peer`].
 //!
-//! Where a message goes: it is parsed in `ferry_protocol::jsonrpc::classify` (inside the
-//! engine), routed in `session.rs` by `ClientRequest::parse`, and answered by the feature
-//! modules (`tools.rs`, `resources.rs`, `prompts.rs`, `completion.rs`), each shaping its
-//! result for the caller's revision in `reply.rs`.
+//! Where a message goes — every request, whatever its method, the same way:
+//!
+//! 1. **Parsed** by the engine (`ferry_protocol::jsonrpc::classify`, called from
+//!    `engine/dispatch.rs`), which hands each request to the connection's `Session`
+//!    (`session.rs`, the engine's `Handler`).
+//! 2. **Routed** in `pipeline.rs`, the chain every request goes through, in this order:
+//!    middleware (`middleware.rs`, when the server has any); the params parsed (a
+//!    `tools/call` read by hand in `call_params.rs`); the method's row of the one
+//!    per-method table (capability, `_meta`, the parts a multi round-trip `requestState`
+//!    is bound to); the revision; the input rounds (`mrtr.rs`); the handler's
+//!    [`Context`] (`context.rs`).
+//! 3. **Answered** by the method's feature module — `tools.rs`, `resources.rs`,
+//!    `prompts.rs`, `completion.rs`, `tasks.rs`, `listen.rs`, `list.rs` (every list),
+//!    `session.rs` (lifecycle) — with the chain's steps around the handler (`pipeline.rs`:
+//!    log scope from `log_layer.rs`, `input_required` from `mrtr.rs`, errors shaped) and
+//!    the result shaped for the caller's revision (`reply.rs`).
+//!
+//! The server's state is private to `core.rs`; everything else asks it through
+//! [`Server`]'s crate-internal methods there. A feature adds its module, its arm in
+//! `pipeline.rs`'s `route` and table, and its registry in `core.rs` if it has one.
 //!
 //! ```
 //! use ferry::server::{Context, Server};
@@ -51,6 +67,7 @@ mod members;
 mod middleware;
 mod mrtr;
 mod pagination;
+mod pipeline;
 mod prompts;
 mod register;
 mod registry;

@@ -17,10 +17,8 @@ use super::context::Context;
 use super::core::Server;
 use super::extract::HandlerFn;
 use super::list::Listed;
-use super::log_layer::{LogTarget, scoped};
-use super::mrtr::{drive, missing_capability};
+use super::pipeline::{Answer, Answering};
 use super::registry::Registry;
-use super::reply::Call;
 use super::tools::schema_for;
 use super::visibility::{Rules, Visibility, visible};
 use crate::engine::HandlerResult;
@@ -188,14 +186,14 @@ impl Listed for PromptEntry {
     }
 }
 
-/// `prompts/get`: unknown prompt or missing required argument -> `-32602`.
-pub(crate) async fn get(
+/// `prompts/get`: the prompt's future (see [`Answer`] for its answer); an unknown prompt
+/// or a missing required argument -> `-32602`.
+pub(crate) fn get(
     server: &Server,
-    call: &Call,
     name: &str,
     arguments: BTreeMap<String, String>,
     cx: Context,
-) -> HandlerResult {
+) -> Result<BoxFuture<Result<GetPromptResult, ErrorObject>>, ErrorObject> {
     let snapshot = server.prompts().snapshot();
     let entry = snapshot
         .entries
@@ -216,18 +214,16 @@ pub(crate) async fn get(
             missing.name
         )));
     }
-    let rounds = cx.rounds.clone();
-    let result = match drive(
-        server,
-        call,
-        rounds.as_ref(),
-        scoped(LogTarget::of(&cx), (entry.get)(arguments, cx)),
-    )
-    .await
-    {
-        Ok(Ok(result)) => result,
-        Ok(Err(e)) => return Err(missing_capability(call, rounds.as_ref()).unwrap_or(e)),
-        Err(answer) => return answer,
-    };
-    server.reply(result, call.version)
+    Ok((entry.get)(arguments, cx))
+}
+
+/// A prompt's rendering as the answer; its error as it is (`-32021` in the stateless era
+/// if it failed for want of a client capability).
+impl Answer for Result<GetPromptResult, ErrorObject> {
+    fn answer(self, to: &Answering<'_>) -> HandlerResult {
+        match self {
+            Ok(result) => to.result(result),
+            Err(e) => Err(to.missing_capability().unwrap_or(e)),
+        }
+    }
 }

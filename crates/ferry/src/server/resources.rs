@@ -18,8 +18,7 @@ use super::context::Context;
 use super::core::Server;
 use super::extract::FromContext;
 use super::list::Listed;
-use super::log_layer::{LogTarget, scoped};
-use super::mrtr::{drive, missing_capability};
+use super::pipeline::{Answer, Answering};
 use super::registry::Registry;
 use super::reply::Call;
 use super::uri_template::UriTemplate;
@@ -272,8 +271,14 @@ impl Listed for TemplateEntry {
     }
 }
 
-/// `resources/read`: a static resource by exact URI, else the first template that matches.
-pub(crate) async fn read(server: &Server, call: &Call, uri: String, cx: Context) -> HandlerResult {
+/// `resources/read`: the reader's future for a static resource by exact URI, else for
+/// the first template that matches (see [`Answer`] for its answer); none -> not found.
+pub(crate) fn read(
+    server: &Server,
+    call: &Call,
+    uri: String,
+    cx: Context,
+) -> Result<BoxFuture<ReadResult>, ErrorObject> {
     let visibility = server.visibility();
     let found = server
         .resources()
@@ -298,33 +303,30 @@ pub(crate) async fn read(server: &Server, call: &Call, uri: String, cx: Context)
     let Some((read, vars)) = found else {
         return Err(ResourceError::NotFound(uri).into_error(call));
     };
-    let rounds = cx.rounds.clone();
-    let contents = match drive(
-        server,
-        call,
-        rounds.as_ref(),
-        scoped(LogTarget::of(&cx), read(uri, vars, cx)),
-    )
-    .await
-    {
-        Ok(Ok(contents)) => contents,
-        Ok(Err(e)) => {
-            return Err(
-                missing_capability(call, rounds.as_ref()).unwrap_or_else(|| e.into_error(call))
-            );
-        }
-        Err(answer) => return answer,
-    };
-    let cache = server.read_cache();
-    server.reply(
-        ReadResourceResult {
+    Ok(read(uri, vars, cx))
+}
+
+/// A read's outcome as the answer: the contents with the read cache hints, or the error
+/// the revision gives its failure (`-32021` in the stateless era if it failed for want of
+/// a client capability).
+impl Answer for ReadResult {
+    fn answer(self, to: &Answering<'_>) -> HandlerResult {
+        let contents = match self {
+            Ok(contents) => contents,
+            Err(e) => {
+                return Err(to
+                    .missing_capability()
+                    .unwrap_or_else(|| e.into_error(to.call())));
+            }
+        };
+        let cache = to.server().read_cache();
+        to.result(ReadResourceResult {
             contents,
             ttl_ms: cache.ttl_ms(),
             cache_scope: cache.scope(),
             ..Default::default()
-        },
-        call.version,
-    )
+        })
+    }
 }
 
 /// Whether `uri` names a registered resource or matches a template (subscriptions to

@@ -1,5 +1,6 @@
-//! One connection's server side: lifecycle, era resolution, routing, and the
-//! notifications a connection hears (list changes, resource updates).
+//! One connection's server side: its lifecycle (`initialize`, `server/discover`,
+//! subscriptions, the log level), what it negotiated, and the notifications it hears (list
+//! changes, resource updates). The way its requests go is `pipeline.rs`.
 
 use std::collections::HashSet;
 use std::pin::Pin;
@@ -9,26 +10,18 @@ use std::task::Poll;
 
 use ferry_protocol::error_codes;
 use ferry_protocol::jsonrpc::{ErrorObject, Notification, Request};
-use ferry_protocol::methods::{ClientRequest, method_info};
 use ferry_protocol::types::*;
 use ferry_protocol::{Era, ProtocolVersion};
-use futures_util::future::{self, Either};
 use tokio::sync::broadcast;
 
-use super::context::Context;
 use super::core::Server;
-use super::input::{Rounds, Salient};
-use super::list::list;
+use super::input::ClientCaps;
 use super::listen::{MAX_RESOURCE_SUBSCRIPTIONS, MAX_SUBSCRIBED_URI_BYTES};
-use super::middleware::{End, Next, NotificationInfo, RequestInfo};
-use super::mrtr;
-use super::prompts::PromptEntry;
+use super::middleware::NotificationInfo;
 use super::registry::Change;
 use super::reply::Call;
-use super::resources::{ResourceEntry, TemplateEntry};
+use super::resources;
 use super::tasks::{self, Tasks};
-use super::tools::ToolEntry;
-use super::{call_params, completion, listen, prompts, resources, tools};
 use crate::engine::{
     Engine, EngineHandle, Handler, HandlerResult, Peer, RequestContext, TaskShare, Transport,
 };
@@ -199,7 +192,34 @@ async fn send_notices(
 }
 
 impl Session {
-    fn tasks(&self) -> &Tasks {
+    /// The server this connection serves.
+    pub(super) fn server(&self) -> &Server {
+        &self.server
+    }
+
+    /// Identifies the connection (`Context::session_key`, `RequestInfo::session`).
+    pub(super) fn key(&self) -> &Arc<str> {
+        &self.key
+    }
+
+    /// The revision `initialize` negotiated (session era), if it was sent.
+    pub(super) fn version(&self) -> Option<ProtocolVersion> {
+        self.state().version
+    }
+
+    /// What a session-era request's handler hears of its client: the least severe log
+    /// level it wants (every level until `logging/setLevel`; none when the server does not
+    /// log) and the capabilities it declared at `initialize` (none before).
+    pub(super) fn session_client(&self, logging: bool) -> (Option<LoggingLevel>, ClientCaps) {
+        let state = self.state();
+        (
+            logging.then(|| state.log_level.unwrap_or(LoggingLevel::Debug)),
+            state.client_capabilities.clone().unwrap_or_default(),
+        )
+    }
+
+    /// This connection's tasks.
+    pub(super) fn tasks(&self) -> &Tasks {
         self.tasks.get_or_init(Tasks::default)
     }
 
@@ -237,139 +257,9 @@ impl Session {
         }
     }
 
-    /// The revision a request is answered in: its own `_meta` version (stateless era) or
-    /// the one this connection negotiated (session era); and the request's `_meta`, taken
-    /// out of it.
-    fn resolve(
-        &self,
-        request: &mut ClientRequest,
-    ) -> Result<(Call, Arc<RequestMeta>), ErrorObject> {
-        let meta = shared_meta(take_meta(request));
-        let call = self.revision(
-            request.method(),
-            &meta,
-            matches!(request, ClientRequest::Ping(_)),
-            matches!(request, ClientRequest::Discover(_)),
-            self.offers(request),
-        )?;
-        Ok((call, meta))
-    }
-
-    /// [`resolve`](Self::resolve) from the parts of a request: its method, `_meta`, whether
-    /// it is a `ping` or `server/discover`, whether the server offers what it needs.
-    fn revision(
-        &self,
-        method: &str,
-        meta: &RequestMeta,
-        ping: bool,
-        discover: bool,
-        offered: bool,
-    ) -> Result<Call, ErrorObject> {
-        let version = if meta.protocol_version.is_some() || discover {
-            self.stateless_version(meta)?
-        } else {
-            let state = self.state();
-            match state.version {
-                Some(version) => version,
-                None if ping => ProtocolVersion::LATEST_SESSION,
-                // -32602: 2026-07-28 requires it for a missing `_meta` field, and a
-                // session-era client learns the same from the message.
-                None => {
-                    return Err(ErrorObject::invalid_params(format!(
-                        "{method} before initialize: send initialize first to start a session \
-                         (2025-11-25 and earlier), or carry {} in the request's _meta \
-                         (2026-07-28)",
-                        keys::PROTOCOL_VERSION
-                    )));
-                }
-            }
-        };
-        if !offered || !method_info(method).is_some_and(|m| m.in_revision(version)) {
-            return Err(ErrorObject::method_not_found(method));
-        }
-        Ok(Call { version })
-    }
-
-    /// A `tools/call`'s context: its input rounds (stateless era) and what its handler
-    /// reaches.
-    #[allow(clippy::too_many_arguments)]
-    fn tool_context(
-        &self,
-        call: Call,
-        meta: Arc<RequestMeta>,
-        name: &str,
-        arguments: &tools::Arguments<'_>,
-        request_state: Option<String>,
-        input_responses: Option<InputResponses>,
-        cx: RequestContext,
-    ) -> Result<Context, ErrorObject> {
-        let rounds = self.rounds(
-            &call,
-            "tools/call",
-            || vec![serde_json::Value::from(name).into(), arguments.to_salient()],
-            request_state,
-            input_responses,
-        )?;
-        Ok(self.context(call, meta, cx, "tools/call", rounds))
-    }
-
-    /// Whether the server declared the capability a request needs.
-    fn offers(&self, request: &ClientRequest) -> bool {
-        let server = &self.server;
-        match request {
-            ClientRequest::ListTools(_) | ClientRequest::CallTool(_) => server.offers_tools(),
-            ClientRequest::ListResources(_)
-            | ClientRequest::ListResourceTemplates(_)
-            | ClientRequest::ReadResource(_)
-            | ClientRequest::Subscribe(_)
-            | ClientRequest::Unsubscribe(_) => server.offers_resources(),
-            ClientRequest::ListPrompts(_) | ClientRequest::GetPrompt(_) => server.offers_prompts(),
-            ClientRequest::Complete(_) => server.offers_completions(),
-            ClientRequest::GetTask(_)
-            | ClientRequest::GetTaskPayload(_)
-            | ClientRequest::ListTasks(_)
-            | ClientRequest::CancelTask(_) => server.offers_tasks(),
-            ClientRequest::SetLevel(_) => server.offers_logging(),
-            ClientRequest::Initialize(_)
-            | ClientRequest::Ping(_)
-            | ClientRequest::Discover(_)
-            | ClientRequest::SubscriptionsListen(_) => true,
-            _ => false,
-        }
-    }
-
-    fn stateless_version(&self, meta: &RequestMeta) -> Result<ProtocolVersion, ErrorObject> {
-        let Some(requested) = meta.protocol_version.as_deref() else {
-            return Err(ErrorObject::invalid_params(format!(
-                "_meta must carry {}",
-                keys::PROTOCOL_VERSION
-            )));
-        };
-        if meta.client_capabilities.is_none() {
-            return Err(ErrorObject::invalid_params(format!(
-                "_meta must carry {}",
-                keys::CLIENT_CAPABILITIES
-            )));
-        }
-        let versions = self.server.versions();
-        versions.accept_stateless(requested).ok_or_else(|| {
-            let data = UnsupportedProtocolVersionData {
-                requested: requested.to_owned(),
-                supported: versions
-                    .wire_strings()
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect(),
-            };
-            ErrorObject::new(
-                error_codes::UNSUPPORTED_PROTOCOL_VERSION,
-                format!("unsupported protocol version {requested:?}"),
-            )
-            .with_data(serde_json::to_value(data).unwrap_or_default())
-        })
-    }
-
-    fn initialize(&self, params: &InitializeRequestParams) -> HandlerResult {
+    /// `initialize` (session era): the revision negotiated, the client's capabilities kept,
+    /// the server's offer recorded.
+    pub(super) fn initialize(&self, params: &InitializeRequestParams) -> HandlerResult {
         let mut state = self.state();
         if state.version.is_some() {
             return Err(ErrorObject::invalid_request(
@@ -406,7 +296,8 @@ impl Session {
         )
     }
 
-    fn discover(&self, call: &Call) -> HandlerResult {
+    /// `server/discover` (stateless era).
+    pub(super) fn discover(&self, call: &Call) -> HandlerResult {
         let server = &self.server;
         let cache = server.list_cache();
         server.reply(
@@ -427,86 +318,8 @@ impl Session {
         )
     }
 
-    /// The context handlers get for a request (`meta` is the request's `_meta`).
-    fn context(
-        &self,
-        call: Call,
-        meta: Arc<RequestMeta>,
-        cx: RequestContext,
-        method: &'static str,
-        rounds: Option<Arc<Rounds>>,
-    ) -> Context {
-        let logging = self.server.offers_logging();
-        let (log_level, client_capabilities) = if meta.protocol_version.is_some() {
-            // (The `_meta` keeps them too: handlers read it.)
-            let capabilities = meta.client_capabilities.as_deref().cloned();
-            (
-                meta.log_level.filter(|_| logging),
-                Arc::new(capabilities.unwrap_or_default()),
-            )
-        } else {
-            let state = self.state();
-            (
-                logging.then(|| state.log_level.unwrap_or(LoggingLevel::Debug)),
-                // (Before `initialize`: none.)
-                state.client_capabilities.clone().unwrap_or_default(),
-            )
-        };
-        Context {
-            server: self.server.clone(),
-            method,
-            client_capabilities,
-            rounds,
-            version: call.version,
-            meta,
-            cancel: cx.cancel,
-            progress: cx.progress,
-            peer: cx.peer,
-            log_level,
-            session_key: Arc::clone(&self.key),
-            attachment: cx.attachment,
-        }
-    }
-
-    /// The context a list filters its items by, made only when the server has visibility
-    /// rules (a list without any needs none).
-    fn list_context(
-        &self,
-        call: Call,
-        meta: Arc<RequestMeta>,
-        cx: RequestContext,
-        method: &'static str,
-    ) -> Option<Context> {
-        self.server
-            .visibility()
-            .any()
-            .then(|| self.context(call, meta, cx, method, None))
-    }
-
-    /// Stateless era: the input rounds of a request that may ask the client for input
-    /// (multi round-trip requests), resumed from its `requestState` if it has one.
-    fn rounds(
-        &self,
-        call: &Call,
-        method: &'static str,
-        salient: impl FnOnce() -> Vec<Salient>,
-        request_state: Option<String>,
-        responses: Option<InputResponses>,
-    ) -> Result<Option<Arc<Rounds>>, ErrorObject> {
-        if !call.version.has(ferry_protocol::Feature::InputRequired) {
-            return Ok(None);
-        }
-        mrtr::resume(
-            &self.server,
-            method,
-            salient(),
-            request_state.as_deref(),
-            responses,
-        )
-        .map(Some)
-    }
-
-    fn subscribe(&self, call: &Call, uri: String, on: bool) -> HandlerResult {
+    /// `resources/subscribe` (`on`) and `resources/unsubscribe`.
+    pub(super) fn subscribe(&self, call: &Call, uri: String, on: bool) -> HandlerResult {
         if on && !resources::exists(&self.server, &uri) {
             return Err(ErrorObject::new(
                 error_codes::resource_not_found(call.version),
@@ -539,285 +352,26 @@ impl Session {
         self.empty(call)
     }
 
-    fn empty(&self, call: &Call) -> HandlerResult {
+    /// `logging/setLevel`: the least severe level this connection's client hears.
+    pub(super) fn set_level(&self, call: &Call, level: LoggingLevel) -> HandlerResult {
+        self.state().log_level = Some(level);
+        self.empty(call)
+    }
+
+    /// The empty result (`ping`, and the methods that only acknowledge).
+    pub(super) fn empty(&self, call: &Call) -> HandlerResult {
         self.server.reply(EmptyResult::default(), call.version)
     }
 }
 
-/// A request's `_meta` as its handler's context holds it: most requests have none, and
-/// share one empty `_meta` (a `Context` is moved several times on its way to a tool; the
-/// `_meta` inline made it 272 bytes instead of 112).
-fn shared_meta(meta: Option<RequestMeta>) -> Arc<RequestMeta> {
-    static NONE: std::sync::LazyLock<Arc<RequestMeta>> = std::sync::LazyLock::new(Arc::default);
-    match meta {
-        Some(meta) => Arc::new(meta),
-        None => Arc::clone(&NONE),
-    }
-}
-
-/// The `_meta` of a client request's params, taken out of them.
-fn take_meta(request: &mut ClientRequest) -> Option<RequestMeta> {
-    match request {
-        ClientRequest::Initialize(p) => p.meta.take(),
-        ClientRequest::Ping(p) | ClientRequest::Discover(p) => p.meta.take(),
-        ClientRequest::ListTools(p)
-        | ClientRequest::ListResources(p)
-        | ClientRequest::ListResourceTemplates(p)
-        | ClientRequest::ListPrompts(p)
-        | ClientRequest::ListTasks(p) => p.meta.take(),
-        ClientRequest::CallTool(p) => p.meta.take(),
-        ClientRequest::ReadResource(p) => p.meta.take(),
-        ClientRequest::Subscribe(p) | ClientRequest::Unsubscribe(p) => p.meta.take(),
-        ClientRequest::GetPrompt(p) => p.meta.take(),
-        ClientRequest::Complete(p) => p.meta.take(),
-        ClientRequest::SetLevel(p) => p.meta.take(),
-        ClientRequest::SubscriptionsListen(p) => p.meta.take(),
-        ClientRequest::GetTask(p)
-        | ClientRequest::GetTaskPayload(p)
-        | ClientRequest::CancelTask(p) => p.meta.take(),
-        _ => None,
-    }
-}
-
-/// A request after routing: answered at once, a tool call, or another handler to await.
-enum Routed<'a, T> {
-    Answered(HandlerResult),
-    Tool(T),
-    Later(BoxFuture<'a, HandlerResult>),
-}
-
-type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-impl Session {
-    /// Everything a request needs before its handler runs, done synchronously: the future
-    /// the engine keeps per in-flight request then holds only the handler's own state, not
-    /// the parsed request, the call and the context besides (which made it kilobytes,
-    /// copied as it moved).
-    fn route(
-        &self,
-        request: Request,
-        cx: RequestContext,
-    ) -> Result<Routed<'_, impl Future<Output = HandlerResult> + Send + '_>, ErrorObject> {
-        self.server.counters().request();
-        let server = &self.server;
-        // `tools/call` parsed once, its arguments left raw for the tool's own type.
-        if let Some(fast) = call_params::fast(&request) {
-            let meta = shared_meta(fast.meta);
-            let call = self.revision("tools/call", &meta, false, false, server.offers_tools())?;
-            let arguments = match fast.arguments {
-                Some(raw) => tools::Arguments::Raw(raw),
-                None => tools::Arguments::Object(None),
-            };
-            let cx = self.tool_context(
-                call,
-                meta,
-                fast.name,
-                &arguments,
-                fast.request_state,
-                fast.input_responses,
-                cx,
-            )?;
-            let running = tools::call(server, call, fast.name, arguments, cx, false)?;
-            return Ok(Routed::Tool(running));
-        }
-        let mut parsed = ClientRequest::parse(&request.method, request.params.as_deref())?;
-        if let ClientRequest::Initialize(params) = &parsed {
-            return Ok(Routed::Answered(self.initialize(params)));
-        }
-        let (call, meta) = self.resolve(&mut parsed)?;
-        let answered = match parsed {
-            ClientRequest::Ping(_) => self.empty(&call),
-            ClientRequest::Discover(_) => self.discover(&call),
-            ClientRequest::ListTools(p) => {
-                let cx = self.list_context(call, meta, cx, "tools/list");
-                list::<ToolEntry>(server, &call, p.cursor.as_deref(), cx.as_ref())
-            }
-            ClientRequest::CallTool(mut params) => {
-                let arguments = tools::Arguments::Object(params.arguments.take());
-                let cx = self.tool_context(
-                    call,
-                    meta,
-                    &params.name,
-                    &arguments,
-                    params.request_state.take(),
-                    params.input_responses.take(),
-                    cx,
-                )?;
-                if let Some(task) = params.task.take().filter(|_| tasks::offered(server, &call)) {
-                    if let tools::Arguments::Object(object) = arguments {
-                        params.arguments = object;
-                    }
-                    return Ok(Routed::Later(Box::pin(async move {
-                        tasks::start(server, &call, self.tasks(), params, task, cx).await
-                    })));
-                }
-                return Ok(Routed::Tool(tools::call(
-                    server,
-                    call,
-                    &params.name,
-                    arguments,
-                    cx,
-                    false,
-                )?));
-            }
-            ClientRequest::ListResources(p) => {
-                let cx = self.list_context(call, meta, cx, "resources/list");
-                list::<ResourceEntry>(server, &call, p.cursor.as_deref(), cx.as_ref())
-            }
-            ClientRequest::ListResourceTemplates(p) => {
-                let cx = self.list_context(call, meta, cx, "resources/templates/list");
-                list::<TemplateEntry>(server, &call, p.cursor.as_deref(), cx.as_ref())
-            }
-            ClientRequest::ReadResource(mut params) => {
-                let rounds = self.rounds(
-                    &call,
-                    "resources/read",
-                    || vec![serde_json::Value::from(params.uri.clone()).into()],
-                    params.request_state.take(),
-                    params.input_responses.take(),
-                )?;
-                let cx = self.context(call, meta, cx, "resources/read", rounds);
-                return Ok(Routed::Later(Box::pin(async move {
-                    resources::read(server, &call, params.uri, cx).await
-                })));
-            }
-            ClientRequest::Subscribe(p) => self.subscribe(&call, p.uri, true),
-            ClientRequest::Unsubscribe(p) => self.subscribe(&call, p.uri, false),
-            ClientRequest::ListPrompts(p) => {
-                let cx = self.list_context(call, meta, cx, "prompts/list");
-                list::<PromptEntry>(server, &call, p.cursor.as_deref(), cx.as_ref())
-            }
-            ClientRequest::GetPrompt(mut params) => {
-                let rounds = self.rounds(
-                    &call,
-                    "prompts/get",
-                    || {
-                        let arguments = serde_json::to_value(&params.arguments).unwrap_or_default();
-                        vec![
-                            serde_json::Value::from(params.name.clone()).into(),
-                            arguments.into(),
-                        ]
-                    },
-                    params.request_state.take(),
-                    params.input_responses.take(),
-                )?;
-                let cx = self.context(call, meta, cx, "prompts/get", rounds);
-                let arguments = params.arguments.unwrap_or_default();
-                return Ok(Routed::Later(Box::pin(async move {
-                    prompts::get(server, &call, &params.name, arguments, cx).await
-                })));
-            }
-            ClientRequest::Complete(params) => {
-                let cx = self.context(call, meta, cx, "completion/complete", None);
-                return Ok(Routed::Later(Box::pin(async move {
-                    completion::complete(server, &call, params, cx).await
-                })));
-            }
-            ClientRequest::GetTask(p) => {
-                return Ok(Routed::Later(Box::pin(async move {
-                    tasks::get(server, &call, self.tasks(), &p.task_id).await
-                })));
-            }
-            ClientRequest::GetTaskPayload(p) => {
-                return Ok(Routed::Later(Box::pin(async move {
-                    tasks::result(self.tasks(), &p.task_id).await
-                })));
-            }
-            ClientRequest::ListTasks(p) => {
-                return Ok(Routed::Later(Box::pin(async move {
-                    tasks::list(server, &call, self.tasks(), p.cursor.as_deref()).await
-                })));
-            }
-            ClientRequest::CancelTask(p) => {
-                return Ok(Routed::Later(Box::pin(async move {
-                    tasks::cancel(server, &call, self.tasks(), &p.task_id).await
-                })));
-            }
-            ClientRequest::SubscriptionsListen(params) => {
-                return Ok(Routed::Later(Box::pin(async move {
-                    listen::listen(server, &call, params, cx).await
-                })));
-            }
-            ClientRequest::SetLevel(params) => {
-                self.state().log_level = Some(params.level);
-                self.empty(&call)
-            }
-            other => Err(ErrorObject::method_not_found(other.method())),
-        };
-        Ok(Routed::Answered(answered))
-    }
-}
-
-impl Session {
-    /// A request through the server's middleware, routed when the last one calls on.
-    async fn through_middleware(&self, request: Request, cx: RequestContext) -> HandlerResult {
-        let info = self.request_info(&request, &cx);
-        let end: End<'_> = Box::new(move || match self.route(request, cx) {
-            Err(error) => Box::pin(future::ready(Err(error))),
-            Ok(Routed::Answered(result)) => Box::pin(future::ready(result)),
-            Ok(Routed::Tool(call)) => Box::pin(call),
-            Ok(Routed::Later(later)) => later,
-        });
-        Next::new(self.server.middleware(), &info, end).run().await
-    }
-
-    /// What middleware know of a request: its target and `_meta` read from the params, its
-    /// revision from the `_meta` (stateless era) or the session.
-    fn request_info(&self, request: &Request, cx: &RequestContext) -> RequestInfo {
-        #[derive(serde::Deserialize)]
-        struct Head {
-            name: Option<String>,
-            uri: Option<String>,
-            #[serde(rename = "_meta")]
-            meta: Option<RequestMeta>,
-        }
-        let head = request
-            .params
-            .as_deref()
-            .and_then(|p| serde_json::from_str::<Head>(p.get()).ok());
-        let (target, meta) = match head {
-            Some(head) => (head.name.or(head.uri), head.meta),
-            None => (None, None),
-        };
-        let version = match meta.as_ref().and_then(|m| m.protocol_version.as_deref()) {
-            Some(version) => version.parse().ok(),
-            None => self.state().version,
-        };
-        RequestInfo {
-            method: request.method.to_string(),
-            id: request.id.clone(),
-            target,
-            session: Arc::clone(&self.key),
-            version,
-            params: request.params.as_deref().map(|p| Arc::from(p.get())),
-            meta: shared_meta(meta),
-            cancel: cx.cancel.clone(),
-            attachment: cx.attachment.clone(),
-        }
-    }
-}
-
 impl Handler for Session {
+    /// The way every request goes is `pipeline.rs`.
     fn request(
         &self,
         request: Request,
         cx: RequestContext,
     ) -> impl Future<Output = HandlerResult> + Send {
-        // Routed when called, and no `async` block around the result: one would hold the
-        // routed request and the future taken out of it side by side.
-        let routed = if self.server.middleware().is_empty() {
-            self.route(request, cx)
-        } else {
-            Ok(Routed::Later(Box::pin(
-                self.through_middleware(request, cx),
-            )))
-        };
-        match routed {
-            Err(error) => Either::Left(future::ready(Err(error))),
-            Ok(Routed::Answered(result)) => Either::Left(future::ready(result)),
-            Ok(Routed::Tool(call)) => Either::Right(Either::Left(call)),
-            Ok(Routed::Later(later)) => Either::Right(Either::Right(later)),
-        }
+        self.answer(request, cx)
     }
 
     async fn notification(&self, notification: Notification, _peer: &Peer) {
@@ -899,7 +453,7 @@ mod tests {
             .tool(
                 "echo",
                 "Echo",
-                |args: Echo, _cx: super::Context| async move { args.text },
+                |args: Echo, _cx: crate::server::Context| async move { args.text },
             )
             .build();
         let session = std::sync::Arc::new(super::Session::new(server, false));

@@ -34,6 +34,7 @@ use tokio::sync::watch;
 use super::context::Context;
 use super::core::Server;
 use super::pagination::page;
+use super::pipeline::Around;
 use super::reply::Call;
 use super::tools;
 use crate::engine::{Cancellation, HandlerResult, ResultJson, SharedTask, TaskShare, terminal};
@@ -282,6 +283,7 @@ pub(crate) async fn start(
     let share = store.share.clone();
     tokio::spawn(async move {
         let arguments = tools::Arguments::Object(params.arguments.take());
+        let around = Around::of(&cx);
         let outcome = match tools::call(
             &server_for_task,
             call_for_task,
@@ -293,7 +295,7 @@ pub(crate) async fn start(
             Err(error) => Some(Err(error)),
             Ok(running) => tokio::select! {
                 () = cancel.cancelled() => None,
-                outcome = running => Some(outcome),
+                outcome = around.run(&server_for_task, call_for_task, running) => Some(outcome),
             },
         };
         let task = finish(&entry, outcome, share.as_deref()).await;

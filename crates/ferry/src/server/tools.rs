@@ -18,8 +18,7 @@ use super::context::Context;
 use super::core::Server;
 use super::extract::HandlerFn;
 use super::list::Listed;
-use super::log_layer::{LogTarget, scoped};
-use super::mrtr::{drive, missing_capability};
+use super::pipeline::{Answer, Answering};
 use super::registry::Registry;
 use super::reply::Call;
 use super::tasks;
@@ -400,20 +399,20 @@ impl Listed for ToolEntry {
     }
 }
 
-/// `tools/call`: an unknown tool -> `-32602`; invalid arguments -> the error the
-/// revision prescribes; a failing tool -> an `isError` result. A tool that requires a task
-/// called without one (`as_task` false) in a revision with tasks -> `-32601`.
+/// `tools/call`: the tool's future, its arguments parsed (see [`Answer`] for its answer).
+/// An unknown tool -> `-32602`; a tool that requires a task called without one (`as_task`
+/// false) in a revision with tasks -> `-32601`.
 ///
 /// The lookup is done at once and the returned future holds only what the running tool
 /// needs (it lives in every in-flight request's task, and is moved with it).
-pub(crate) fn call<'s>(
-    server: &'s Server,
+pub(crate) fn call(
+    server: &Server,
     call: Call,
     name: &str,
     arguments: Arguments<'_>,
     cx: Context,
     as_task: bool,
-) -> Result<impl Future<Output = HandlerResult> + Send + use<'s>, ErrorObject> {
+) -> Result<BoxFuture<ToolOutcome>, ErrorObject> {
     // Only the handler is needed: cloning the whole entry would deep-copy the tool's
     // description and schemas on every call.
     let found = server.tools().read(|tools| {
@@ -432,27 +431,30 @@ pub(crate) fn call<'s>(
             "tools/call of {name:?} without a task (the tool requires one)"
         )));
     }
-    let rounds = cx.rounds.clone();
-    let running = scoped(LogTarget::of(&cx), run(arguments, cx));
-    Ok(async move {
-        let outcome = match drive(server, &call, rounds.as_ref(), running).await {
-            Ok(outcome) => outcome,
-            Err(answer) => return answer,
-        };
-        match outcome {
+    Ok(run(arguments, cx))
+}
+
+/// A tool's outcome as the answer: invalid arguments -> the error the revision prescribes;
+/// a failing tool -> an `isError` result (in the stateless era `-32021` if it failed for
+/// want of a client capability).
+impl Answer for ToolOutcome {
+    fn answer(self, to: &Answering<'_>) -> HandlerResult {
+        match self {
             ToolOutcome::Result {
                 answer,
                 is_error: true,
-            } => match missing_capability(&call, rounds.as_ref()) {
+            } => match to.missing_capability() {
                 Some(error) => Err(error),
                 None => answer,
             },
             ToolOutcome::Result { answer, .. } => answer,
-            ToolOutcome::InvalidArguments(message) if argument_error_is_result(call.version) => {
-                server.reply(CallToolResult::error(message), call.version)
+            ToolOutcome::InvalidArguments(message)
+                if argument_error_is_result(to.call().version) =>
+            {
+                to.result(CallToolResult::error(message))
             }
             ToolOutcome::InvalidArguments(message) => Err(ErrorObject::invalid_params(message)),
             ToolOutcome::Failed(error) => Err(error),
         }
-    })
+    }
 }
