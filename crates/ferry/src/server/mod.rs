@@ -17,8 +17,8 @@
 //! Where a message goes — every request, whatever its method, the same way:
 //!
 //! 1. **Parsed** by the engine (`ferry_protocol::jsonrpc::classify`, called from
-//!    `engine/dispatch.rs`), which hands each request to the connection's `Session`
-//!    (`session.rs`, the engine's `Handler`).
+//!    `engine/dispatch.rs`), which hands each message to the connection's `Session`
+//!    (`session.rs`) through its `Handler` implementation in `pipeline.rs`.
 //! 2. **Routed** in `pipeline.rs`, the chain every request goes through, in this order:
 //!    middleware (`middleware.rs`, when the server has any); the params parsed (a
 //!    `tools/call` read by hand in `call_params.rs`); the method's row of the one
@@ -27,13 +27,15 @@
 //!    [`Context`] (`context.rs`).
 //! 3. **Answered** by the method's feature module — `tools.rs`, `resources.rs`,
 //!    `prompts.rs`, `completion.rs`, `tasks.rs`, `listen.rs`, `list.rs` (every list),
-//!    `session.rs` (lifecycle) — with the chain's steps around the handler (`pipeline.rs`:
-//!    log scope from `log_layer.rs`, `input_required` from `mrtr.rs`, errors shaped) and
-//!    the result shaped for the caller's revision (`reply.rs`).
+//!    `session.rs` (lifecycle) — with the chain's steps around a tool's, reader's or
+//!    prompt's handler (`pipeline.rs`: log scope from `log_layer.rs`, `input_required`
+//!    from `mrtr.rs`, errors shaped), and the result shaped for the caller's revision
+//!    (`reply.rs`).
 //!
 //! The server's state is private to `core.rs`; everything else asks it through
 //! [`Server`]'s crate-internal methods there. A feature adds its module, its arm in
-//! `pipeline.rs`'s `route` and table, and its registry in `core.rs` if it has one.
+//! `pipeline.rs`'s `route` and row in its table, and, if it registers entries, their
+//! registry in `builder.rs` (filled) and `core.rs` (reached).
 //!
 //! ```
 //! use ferry::server::{Context, Server};

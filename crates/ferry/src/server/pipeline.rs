@@ -1,8 +1,10 @@
 //! The request pipeline: the one way every request a server answers goes, from the parsed
 //! message to its reply. In order:
 //!
-//! 1. [`Session::answer`] (the engine's `Handler::request`, in `session.rs`): through the
-//!    server's middleware (`middleware.rs`) when it has any, straight to routing otherwise.
+//! 1. `Handler::request`, where the engine hands the connection's [`Session`] a request:
+//!    through the server's middleware (`middleware.rs`) when it has any, straight to
+//!    routing otherwise. (Notifications come in here too, and the engine asks here which
+//!    methods it must run in order.)
 //! 2. [`Session::route`]: the request is counted; a `tools/call` is read by hand
 //!    (`call_params.rs`), anything else parsed by `ClientRequest::parse`; `initialize` is
 //!    answered at once (`session.rs`).
@@ -18,10 +20,11 @@
 //! 7. Its handler, by method: found by the feature modules (`tools.rs`, `resources.rs`,
 //!    `prompts.rs`, `completion.rs`, `tasks.rs`, `listen.rs`; `list.rs` for the lists;
 //!    `session.rs` for the lifecycle methods).
-//! 8. Around the handler ([`Around`]): its log scope (`log_layer.rs`), its input rounds
-//!    (`mrtr.rs`: `input_required` when it asks for what the client has not answered),
-//!    then its outcome made the answer ([`Answer`]): failures shaped into errors, results
-//!    shaped for the revision (`reply.rs`).
+//! 8. Around a tool's, reader's or prompt's handler ([`Around`]): its log scope
+//!    (`log_layer.rs`), its input rounds (`mrtr.rs`: `input_required` when it asks for
+//!    what the client has not answered), then its outcome made the answer ([`Answer`]):
+//!    failures shaped into errors, results shaped for the revision (`reply.rs`; the other
+//!    handlers shape theirs with `Server::reply` too).
 //!
 //! Errors at any step are the request's answer; the engine writes it.
 
@@ -29,7 +32,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use ferry_protocol::error_codes;
-use ferry_protocol::jsonrpc::{ErrorObject, Request};
+use ferry_protocol::jsonrpc::{ErrorObject, Notification, Request};
 use ferry_protocol::methods::{ClientRequest, method_info};
 use ferry_protocol::types::{
     CallToolRequestParams, GetPromptRequestParams, InputResponses, ReadResourceRequestParams,
@@ -44,7 +47,7 @@ use super::core::Server;
 use super::input::{Rounds, Salient};
 use super::list::list;
 use super::log_layer::{LogTarget, scoped};
-use super::middleware::{End, Next, RequestInfo};
+use super::middleware::{End, Next, NotificationInfo, RequestInfo};
 use super::mrtr::{self, drive, missing_capability};
 use super::prompts::PromptEntry;
 use super::reply::Call;
@@ -52,7 +55,7 @@ use super::resources::{ResourceEntry, TemplateEntry};
 use super::session::Session;
 use super::tools::ToolEntry;
 use super::{completion, listen, prompts, resources, tasks, tools};
-use crate::engine::{HandlerResult, RequestContext};
+use crate::engine::{Handler, HandlerResult, Peer, RequestContext};
 
 type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -68,15 +71,15 @@ fn later<'a, T>(handler: impl Future<Output = HandlerResult> + Send + 'a) -> Rou
     Routed::Later(Box::pin(handler))
 }
 
-impl Session {
-    /// The answer to a request: routed when called, and no `async` block around the
-    /// result (one would hold the routed request and the future taken out of it side by
-    /// side).
-    pub(super) fn answer(
+/// Where the engine hands the connection its messages.
+impl Handler for Session {
+    /// A request, routed when called, and no `async` block around the result (one would
+    /// hold the routed request and the future taken out of it side by side).
+    fn request(
         &self,
         request: Request,
         rcx: RequestContext,
-    ) -> impl Future<Output = HandlerResult> + Send + '_ {
+    ) -> impl Future<Output = HandlerResult> + Send {
         let routed = if self.server().middleware().is_empty() {
             self.route(request, rcx)
         } else {
@@ -92,6 +95,52 @@ impl Session {
         }
     }
 
+    /// A notification: through the middleware, then heard.
+    async fn notification(&self, notification: Notification, _peer: &Peer) {
+        let chain = self.server().middleware();
+        if !chain.is_empty() {
+            let info = NotificationInfo {
+                method: notification.method.to_string(),
+                session: Arc::clone(self.key()),
+            };
+            if !chain.iter().all(|m| m.notification(&info)) {
+                return;
+            }
+        }
+        match &*notification.method {
+            "notifications/initialized" => self.initialized(),
+            "notifications/cancelled" => {} // the engine stopped the handler
+            other => tracing::debug!("notification {other} ignored"),
+        }
+    }
+
+    fn in_order(&self, method: &str) -> bool {
+        // Later messages depend on the outcome of these.
+        matches!(
+            method,
+            "initialize" | "logging/setLevel" | "resources/subscribe"
+        )
+    }
+
+    fn engine_answers_ping(&self, request: &Request) -> bool {
+        // A stateless-era ping (its `_meta` names a revision) is not a method of
+        // 2026-07-28: the session's routing refuses it.
+        !request
+            .params
+            .as_ref()
+            .is_some_and(|p| p.get().contains(keys::PROTOCOL_VERSION))
+    }
+
+    fn long_lived(&self, method: &str) -> bool {
+        method == "subscriptions/listen"
+    }
+
+    fn accepts_batches(&self) -> bool {
+        self.version().is_some_and(|v| v.has(Feature::Batches))
+    }
+}
+
+impl Session {
     /// A request through the server's middleware, routed when the last one calls on.
     async fn through_middleware(&self, request: Request, rcx: RequestContext) -> HandlerResult {
         let info = self.request_info(&request, &rcx);

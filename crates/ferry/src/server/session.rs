@@ -1,6 +1,6 @@
 //! One connection's server side: its lifecycle (`initialize`, `server/discover`,
 //! subscriptions, the log level), what it negotiated, and the notifications it hears (list
-//! changes, resource updates). The way its requests go is `pipeline.rs`.
+//! changes, resource updates). The way its messages go is `pipeline.rs`.
 
 use std::collections::HashSet;
 use std::pin::Pin;
@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::task::Poll;
 
 use ferry_protocol::error_codes;
-use ferry_protocol::jsonrpc::{ErrorObject, Notification, Request};
+use ferry_protocol::jsonrpc::ErrorObject;
 use ferry_protocol::types::*;
 use ferry_protocol::{Era, ProtocolVersion};
 use tokio::sync::broadcast;
@@ -17,14 +17,11 @@ use tokio::sync::broadcast;
 use super::core::Server;
 use super::input::ClientCaps;
 use super::listen::{MAX_RESOURCE_SUBSCRIPTIONS, MAX_SUBSCRIBED_URI_BYTES};
-use super::middleware::NotificationInfo;
 use super::registry::Change;
 use super::reply::Call;
 use super::resources;
 use super::tasks::{self, Tasks};
-use crate::engine::{
-    Engine, EngineHandle, Handler, HandlerResult, Peer, RequestContext, TaskShare, Transport,
-};
+use crate::engine::{Engine, EngineHandle, HandlerResult, Peer, TaskShare, Transport};
 
 /// What the session era negotiated on this connection. (Every connection keeps it for its
 /// whole life: it holds only what is read later.)
@@ -218,6 +215,11 @@ impl Session {
         )
     }
 
+    /// `notifications/initialized`: the client now hears notifications.
+    pub(super) fn initialized(&self) {
+        self.state().initialized = true;
+    }
+
     /// This connection's tasks.
     pub(super) fn tasks(&self) -> &Tasks {
         self.tasks.get_or_init(Tasks::default)
@@ -364,62 +366,6 @@ impl Session {
     }
 }
 
-impl Handler for Session {
-    /// The way every request goes is `pipeline.rs`.
-    fn request(
-        &self,
-        request: Request,
-        cx: RequestContext,
-    ) -> impl Future<Output = HandlerResult> + Send {
-        self.answer(request, cx)
-    }
-
-    async fn notification(&self, notification: Notification, _peer: &Peer) {
-        let chain = &self.server.middleware();
-        if !chain.is_empty() {
-            let info = NotificationInfo {
-                method: notification.method.to_string(),
-                session: Arc::clone(&self.key),
-            };
-            if !chain.iter().all(|m| m.notification(&info)) {
-                return;
-            }
-        }
-        match &*notification.method {
-            "notifications/initialized" => self.state().initialized = true,
-            "notifications/cancelled" => {} // the engine stopped the handler
-            other => tracing::debug!("notification {other} ignored"),
-        }
-    }
-
-    fn in_order(&self, method: &str) -> bool {
-        // Later messages depend on the outcome of these.
-        matches!(
-            method,
-            "initialize" | "logging/setLevel" | "resources/subscribe"
-        )
-    }
-
-    fn engine_answers_ping(&self, request: &Request) -> bool {
-        // A stateless-era ping (its `_meta` names a revision) is not a method of
-        // 2026-07-28: the session's routing refuses it.
-        !request
-            .params
-            .as_ref()
-            .is_some_and(|p| p.get().contains(keys::PROTOCOL_VERSION))
-    }
-
-    fn long_lived(&self, method: &str) -> bool {
-        method == "subscriptions/listen"
-    }
-
-    fn accepts_batches(&self) -> bool {
-        self.state()
-            .version
-            .is_some_and(|v| v.has(ferry_protocol::Feature::Batches))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     /// Every connection keeps its engine's read loop future and its change forwarder for as
@@ -459,7 +405,7 @@ mod tests {
         let session = std::sync::Arc::new(super::Session::new(server, false));
         let params = serde_json::json!({"name": "echo", "arguments": {"text": "hi"}});
         let params = serde_json::value::to_raw_value(&params).expect("params");
-        let request = super::Request::new(1, "tools/call", params);
+        let request = ferry_protocol::jsonrpc::Request::new(1, "tools/call", params);
         let size = crate::engine::request_future_size(session, request);
         assert!(size <= 1032, "a tool call's future takes {size} bytes");
     }
