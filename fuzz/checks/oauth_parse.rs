@@ -7,9 +7,12 @@
 //! scheme's challenge) reads back as written; endpoints accepted strictly (HTTPS or
 //! loopback) are accepted when plain HTTP is allowed; a secure-enough URL parses; the
 //! metadata locations of an issuer are on its origin; an `http(s)` server's canonical URI
-//! is a resource it matches.
+//! is a resource it matches. The loopback authorizer's listener takes a request as the
+//! redirect only for `GET /callback` with the expected `state`, and reads back a redirect
+//! query written with any code and state; a resource's canonical URI is stable, and a
+//! token whose audience is that URI (or the URL itself) names the resource.
 
-use ferry::http::auth::fuzzing::jwks_keys;
+use ferry::http::auth::fuzzing::{canonical_and_path, jwks_keys, same_resource};
 use ferry::http_client::oauth::BearerChallenge;
 use ferry::http_client::oauth::fuzzing as discovery;
 
@@ -26,6 +29,7 @@ pub fn check(data: &[u8]) {
         assert!(!strict || lax, "{text:?}");
     }
     let _ = jwks_keys(data);
+    loopback(&text);
     // Each line as a URL, and pairs of lines as (resource, server).
     for (i, line) in headers.iter().enumerate().take(8) {
         if discovery::secure_enough(line) {
@@ -48,8 +52,51 @@ pub fn check(data: &[u8]) {
         }
         if let Some(next) = headers.get(i + 1) {
             let _ = discovery::resource_matches(line, next);
+            let _ = same_resource(line, next);
+        }
+        if let Some((canonical, path)) = canonical_and_path(line) {
+            assert!(
+                path.starts_with("/.well-known/oauth-protected-resource"),
+                "{line:?}"
+            );
+            // A token whose audience is the canonical URI itself names the resource.
+            let web = line
+                .get(..5)
+                .is_some_and(|s| s.eq_ignore_ascii_case("http:"))
+                || line
+                    .get(..6)
+                    .is_some_and(|s| s.eq_ignore_ascii_case("https:"));
+            if web {
+                assert!(
+                    same_resource(&canonical, &canonical),
+                    "{line:?} -> {canonical:?}"
+                );
+            }
         }
     }
+}
+
+/// The loopback listener: the whole input as a request head (its state the first line's
+/// last word), then a redirect query built from two of the input's lines.
+fn loopback(text: &str) {
+    let state = text.split_whitespace().last().unwrap_or("s");
+    if let Ok(response) = discovery::loopback_judge(text, state) {
+        let first = text.lines().next().unwrap_or_default();
+        assert!(first.starts_with("GET /callback"), "{text:?}");
+        assert_eq!(response.state.as_deref(), Some(state), "{text:?}");
+    }
+    let mut lines = text.lines();
+    let (Some(code), Some(state)) = (lines.next(), lines.next()) else {
+        return;
+    };
+    let query = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("code", code)
+        .append_pair("state", state)
+        .finish();
+    let head = format!("GET /callback?{query} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n");
+    let response =
+        discovery::loopback_judge(&head, state).unwrap_or_else(|s| panic!("{s} {head:?}"));
+    assert_eq!(response.code(), Some(code), "{head:?}");
 }
 
 fn url_parses(text: &str) -> bool {

@@ -243,4 +243,18 @@ pub mod fuzzing {
             })
             .map_err(|e| e.to_string())
     }
+
+    /// `metadata::same_resource`: whether a token's audience names the resource `canonical`.
+    pub fn same_resource(canonical: &str, token_audience: &str) -> bool {
+        super::super::metadata::same_resource(canonical, token_audience)
+    }
+
+    /// `metadata::canonical_uri` and `metadata::path_aware` of a URL, if it parses.
+    pub fn canonical_and_path(url: &str) -> Option<(String, String)> {
+        let url = url::Url::parse(url).ok()?;
+        Some((
+            super::super::metadata::canonical_uri(&url),
+            super::super::metadata::path_aware(&url),
+        ))
+    }
 }

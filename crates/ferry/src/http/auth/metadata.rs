@@ -28,15 +28,19 @@ pub(crate) fn same_resource(canonical: &str, token_audience: &str) -> bool {
 }
 
 /// The canonical form of a resource URI (RFC 8707 as MCP applies it): lower-case scheme
-/// and host, no fragment, no trailing slash.
+/// and host, no fragment, no trailing slash (all of them, so that the canonical form of a
+/// canonical form is itself).
 pub(crate) fn canonical_uri(url: &url::Url) -> String {
     let mut url = url.clone();
     url.set_fragment(None);
-    let mut text = url.to_string();
-    if text.ends_with('/') {
-        text.pop();
+    let text = url.to_string();
+    let kept = text.trim_end_matches('/');
+    // Never down to the scheme alone (`file:///`): keep what a URL needs.
+    if kept.ends_with(':') {
+        text
+    } else {
+        kept.to_owned()
     }
-    text
 }
 
 /// The path of the path-aware metadata document of `resource`.

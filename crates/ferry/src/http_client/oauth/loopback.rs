@@ -275,6 +275,15 @@ fn judge(head: &str, state: &str) -> Verdict {
     Verdict::Received(response)
 }
 
+/// `judge` for the fuzz targets: the redirect taken, or the status answered.
+#[cfg(feature = "fuzzing")]
+pub(super) fn fuzzing_judge(head: &str, state: &str) -> Result<AuthorizationResponse, u16> {
+    match judge(head, state) {
+        Verdict::Received(response) => Ok(response),
+        Verdict::Ignored(status, _) => Err(status),
+    }
+}
+
 /// A small HTML page; `text` is escaped.
 fn page(title: &str, text: &str) -> String {
     let mut escaped = String::with_capacity(text.len());

@@ -111,6 +111,13 @@ pub mod fuzzing {
         Some(super::discovery::resource_matches(resource, &server))
     }
 
+    /// What the loopback authorizer's listener makes of a request `head` while it waits for
+    /// the redirect carrying `state`: `Ok(response)` when it takes it as the redirect,
+    /// `Err(status)` when it answers and goes on waiting.
+    pub fn loopback_judge(head: &str, state: &str) -> Result<super::AuthorizationResponse, u16> {
+        super::loopback::fuzzing_judge(head, state)
+    }
+
     /// `discovery::metadata_locations`, `origin` and `canonical` of an issuer URL.
     pub fn locations(issuer: &str) -> Option<(Vec<String>, String, String)> {
         let issuer = Url::parse(issuer).ok()?;
