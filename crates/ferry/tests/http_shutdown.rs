@@ -109,3 +109,43 @@ async fn shutdown_drains_calls_and_ends_listen_streams() {
         .unwrap()
         .unwrap();
 }
+
+/// A router dropped without `serve_with_shutdown` (an app that rebuilds its routes, a test)
+/// ends its sessions' engines instead of leaving them waiting for input forever.
+#[tokio::test(flavor = "current_thread")]
+async fn a_dropped_router_ends_its_sessions() {
+    use tower::ServiceExt;
+    let metrics = tokio::runtime::Handle::current().metrics();
+    let before = metrics.num_alive_tasks();
+    for _ in 0..3 {
+        let app = ferry::http::router(
+            Server::builder("dropped", "1.0.0").build(),
+            HttpConfig::default(),
+        );
+        let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}});
+        let request = axum::http::Request::post("/mcp")
+            .header("host", "127.0.0.1")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(axum::body::Body::from(initialize.to_string()))
+            .unwrap();
+        let response = app.clone().oneshot(request).await.unwrap();
+        assert!(response.headers().contains_key("mcp-session-id"));
+        drop(response);
+        drop(app);
+    }
+    // Let the engines see their input closed and end.
+    for _ in 0..100 {
+        if metrics.num_alive_tasks() == before {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        metrics.num_alive_tasks(),
+        before,
+        "tasks left behind by dropped routers"
+    );
+}

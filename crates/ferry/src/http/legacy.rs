@@ -343,9 +343,13 @@ impl Entry {
     }
 }
 
-async fn sweep(shared: Weak<Shared>, every: Duration) {
+/// Every `every`, until the router shuts down or is dropped (`stop`).
+async fn sweep(shared: Weak<Shared>, every: Duration, stop: CancellationToken) {
     loop {
-        tokio::time::sleep(every).await;
+        tokio::select! {
+            () = tokio::time::sleep(every) => {}
+            () = stop.cancelled() => return,
+        }
         let Some(shared) = shared.upgrade() else {
             return;
         };
@@ -354,6 +358,13 @@ async fn sweep(shared: Weak<Shared>, every: Duration) {
         }
         shared.legacy.sweep(shared.config.session_idle_timeout);
         refresh(&shared).await;
+    }
+}
+
+/// A dropped router stops its sweeper at once (sessions end with their streams).
+impl Drop for LegacySessions {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
     }
 }
 
@@ -527,9 +538,10 @@ pub(crate) async fn get(State(shared): State<Arc<Shared>>, request: Request) -> 
     };
     let idle = shared.config.session_idle_timeout;
     let weak = Arc::downgrade(&shared);
+    let stop = shared.legacy.shutdown.clone();
     shared.legacy.sweeper.get_or_init(|| {
         let every = (idle / 2).clamp(Duration::from_millis(10), Duration::from_secs(30));
-        drop(tokio::spawn(sweep(weak, every)));
+        drop(tokio::spawn(sweep(weak, every, stop)));
     });
     if let Err(response) = record(&shared, &id, request.extensions().get::<SessionOwner>()).await {
         shared.legacy.map().remove(&id);

@@ -170,6 +170,19 @@ pub(crate) fn make_room_for(shared: &Shared, client: &ClientKey) {
         .evict_unused(shared.config.unused_session_grace, |s| s.belongs_to(client));
 }
 
+/// A router dropped without a graceful shutdown (an app rebuilding its routes, a test)
+/// ends its sessions: each engine waits on its input, which only the table holds, and
+/// would otherwise never end.
+impl Drop for Sessions {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+        let all: Vec<_> = self.map().drain().map(|(_, s)| s).collect();
+        for session in all {
+            session.close();
+        }
+    }
+}
+
 /// Start the sweeper of idle sessions, once per router (at its first session).
 pub(super) fn start_sweeper(shared: &Arc<Shared>) {
     let mut idle = shared.config.session_idle_timeout;
@@ -177,15 +190,20 @@ pub(super) fn start_sweeper(shared: &Arc<Shared>) {
         idle = idle.min(shared.config.replica_idle_timeout);
     }
     let weak = Arc::downgrade(shared);
+    let stop = shared.sessions.shutdown.clone();
     shared.sessions.sweeper.call_once(|| {
         let every = (idle / 2).clamp(Duration::from_millis(10), Duration::from_secs(30));
-        tokio::spawn(sweep(weak, every));
+        tokio::spawn(sweep(weak, every, stop));
     });
 }
 
-async fn sweep(shared: Weak<Shared>, every: Duration) {
+/// Every `every`, until the router shuts down or is dropped (`stop`).
+async fn sweep(shared: Weak<Shared>, every: Duration, stop: CancellationToken) {
     loop {
-        tokio::time::sleep(every).await;
+        tokio::select! {
+            () = tokio::time::sleep(every) => {}
+            () = stop.cancelled() => return,
+        }
         let Some(shared) = shared.upgrade() else {
             return;
         };
