@@ -36,6 +36,21 @@ impl ContentBlock {
         ContentBlock::Text(TextContent::new(text))
     }
 
+    /// The text of a text block; `None` for any other kind.
+    ///
+    /// ```
+    /// use ferry_protocol::types::ContentBlock;
+    ///
+    /// assert_eq!(ContentBlock::text("hi").as_text(), Some("hi"));
+    /// assert_eq!(ContentBlock::image("iVBORw0KGgo=", "image/png").as_text(), None);
+    /// ```
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            ContentBlock::Text(text) => Some(&text.text),
+            _ => None,
+        }
+    }
+
     /// The wire name of this block's type.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -185,6 +200,23 @@ impl ResourceContents {
             blob: blob.into(),
             meta: None,
         })
+    }
+
+    /// The text of text contents; `None` for a blob.
+    ///
+    /// ```
+    /// use ferry_protocol::types::ResourceContents;
+    ///
+    /// let note = ResourceContents::text("notes://1", "text/plain", "milk");
+    /// assert_eq!(note.as_text(), Some("milk"));
+    /// let logo = ResourceContents::blob("logo://png", "image/png", "iVBORw0KGgo=");
+    /// assert_eq!(logo.as_text(), None);
+    /// ```
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            ResourceContents::Text(t) => Some(&t.text),
+            ResourceContents::Blob(_) => None,
+        }
     }
 
     /// The URI of the contents.
