@@ -129,14 +129,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             )
             .await?;
         // Wait for the update (other notifications, such as log messages, are skipped).
-        let updated = tokio::time::timeout(Duration::from_secs(5), async {
-            loop {
-                if let ServerNotification::ResourceUpdated(updated) = notifications.recv().await? {
-                    return Ok::<_, tokio::sync::broadcast::error::RecvError>(updated.uri);
-                }
+        let updated = loop {
+            let next = tokio::time::timeout(Duration::from_secs(5), notifications.recv());
+            if let ServerNotification::ResourceUpdated(updated) = next.await?? {
+                break updated.uri;
             }
-        })
-        .await??;
+        };
         println!("updated: {updated}");
 
         let read = client.read_resource(&updated).await?;
