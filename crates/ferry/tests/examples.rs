@@ -144,6 +144,8 @@ fn run(name: &str, args: &[&str]) -> Ran {
     ran
 }
 
+/// Every file in `examples/` is run here or listed with its reason, every binary run here
+/// exists, and the README's table names every example.
 #[test]
 fn every_example_is_run() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
@@ -167,6 +169,14 @@ fn every_example_is_run() {
     );
     for name in RUN_HERE {
         binary(name);
+    }
+    // The README's table of examples names each of them.
+    let readme = std::fs::read_to_string(dir.join("../../../README.md")).expect("README.md");
+    for name in &found {
+        assert!(
+            readme.contains(&format!("| `{name}`")) || readme.contains(&format!(", `{name}`")),
+            "README.md's table of examples does not name {name}"
+        );
     }
 }
 
