@@ -656,3 +656,115 @@ async fn classified_frames_are_answered_and_limited_like_raw_ones() {
     let refused = answer(classified(big)).await;
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
 }
+
+/// Answers `big` with [`BIG`] bytes of text, counting the answers it has made.
+struct Big {
+    made: Arc<AtomicUsize>,
+}
+
+const BIG: usize = 256 * 1024;
+
+impl Handler for Big {
+    async fn request(&self, _request: Request, _cx: RequestContext) -> HandlerResult {
+        self.made.fetch_add(1, Ordering::SeqCst);
+        raw(json!({"text": "x".repeat(BIG)}))
+    }
+
+    async fn notification(&self, _: Notification, _: &Peer) {}
+}
+
+/// A client over a socket on 127.0.0.1 that sends many requests with large answers and
+/// reads none: the server makes only as many answers as its pending limit and write queue
+/// hold (not one per request, waiting in memory for the stalled writer), and once the
+/// client reads, every request gets exactly one response.
+async fn a_stalled_reader_bounds_the_answers_made() {
+    const REQUESTS: usize = 200;
+    let config = EngineConfig {
+        max_concurrent_requests: 4,
+        max_pending_requests: 8,
+        write_queue: 4,
+        ..EngineConfig::default()
+    };
+    // Small socket buffers on both sides (an accepted socket inherits the listener's), so
+    // that the kernel holds less than one answer.
+    let listening = tokio::net::TcpSocket::new_v4().unwrap();
+    listening.set_send_buffer_size(16 * 1024).unwrap();
+    listening.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let listener = listening.listen(8).unwrap();
+    let client = tokio::net::TcpSocket::new_v4().unwrap();
+    client.set_recv_buffer_size(4 * 1024).unwrap();
+    let client = client
+        .connect(listener.local_addr().unwrap())
+        .await
+        .unwrap();
+    let (server, _) = listener.accept().await.unwrap();
+    let (read, write) = server.into_split();
+    let made = Arc::new(AtomicUsize::new(0));
+    let engine = Engine::start(
+        Transport::lines(read, write, 1 << 20, config.write_queue),
+        Big { made: made.clone() },
+        config,
+    );
+
+    let (client_read, mut client_write) = client.into_split();
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    // One at a time, so that the server has taken each before the next (a burst read at
+    // once would be refused over the pending limit before any answer is made).
+    for id in 0..REQUESTS {
+        let request = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"big\"}}\n");
+        client_write.write_all(request.as_bytes()).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+
+    // Wait until the server has stopped making answers (the count unchanged for a while).
+    let mut last = usize::MAX;
+    let mut still = 0;
+    while still < 10 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let now = made.load(Ordering::SeqCst);
+        still = if now == last { still + 1 } else { 0 };
+        last = now;
+    }
+    // The pending limit (8), the write queue (4) and what the writer took from it (4),
+    // and a frame written in part: nowhere near one per request.
+    assert!(
+        last <= 20,
+        "{last} answers made for a client that reads none"
+    );
+
+    let mut lines = tokio::io::BufReader::new(client_read).lines();
+    let mut seen = vec![0; REQUESTS];
+    let mut refused = 0;
+    for _ in 0..REQUESTS {
+        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+            .await
+            .expect("an answer in time")
+            .unwrap()
+            .expect("an answer for every request");
+        let answer: Value = serde_json::from_str(&line).unwrap();
+        seen[answer["id"].as_u64().unwrap() as usize] += 1;
+        if answer["error"]["code"] == -32603 {
+            refused += 1;
+        } else {
+            assert_eq!(answer["result"]["text"].as_str().unwrap().len(), BIG);
+        }
+    }
+    assert!(seen.iter().all(|&n| n == 1), "one answer each: {seen:?}");
+    assert_eq!(made.load(Ordering::SeqCst) + refused, REQUESTS);
+    client_write.shutdown().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), engine.task)
+        .await
+        .expect("the engine ends when the client hangs up")
+        .unwrap();
+    assert_eq!(lines.next_line().await.unwrap(), None, "nothing more");
+}
+
+#[tokio::test]
+async fn a_stalled_reader_bounds_the_answers_made_single_threaded() {
+    a_stalled_reader_bounds_the_answers_made().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_reader_bounds_the_answers_made_multi_threaded() {
+    a_stalled_reader_bounds_the_answers_made().await;
+}

@@ -12,9 +12,11 @@ pub struct EngineConfig {
     pub max_message_bytes: usize,
     /// Incoming requests whose handlers run at the same time. Default: 64.
     pub max_concurrent_requests: usize,
-    /// Incoming requests accepted but not finished (running plus waiting for a slot);
-    /// beyond it a request is answered at once with `-32603` "too many requests in
-    /// flight". Default: 1024.
+    /// Incoming requests accepted but not finished (running, waiting for a slot, or
+    /// answered with the answer not yet taken by the transport); beyond it a request is
+    /// answered at once with `-32603` "too many requests in flight". So a peer that sends
+    /// but stops reading holds at most this many answers (plus `write_queue` frames) in
+    /// memory, and then the engine stops reading it. Default: 1024.
     pub max_pending_requests: usize,
     /// Frames waiting to be written; a full queue makes senders wait (backpressure).
     /// Default: 256.

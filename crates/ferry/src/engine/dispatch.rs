@@ -1,6 +1,7 @@
 //! The read loop: classification, routing, notifications and batches (one request's
 //! handling, its concurrency, cancellation and response: `request`).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ferry_protocol::RequestId;
@@ -45,6 +46,10 @@ struct Core<H> {
     slots: Semaphore,
     /// The requests being answered, by id: how each is cancelled.
     in_flight: Mutex<super::FastMap<RequestId, Cancellation>>,
+    /// Responses made but not yet taken by the transport (out of `in_flight`, so that
+    /// their ids are free again, but still counted against `max_pending_requests`): a
+    /// peer that stops reading cannot have answers pile up behind its stalled writer.
+    unsent: AtomicUsize,
     peer: Peer,
 }
 
@@ -54,6 +59,7 @@ impl<H> Core<H> {
             handler,
             slots: Semaphore::new(slots),
             in_flight: Mutex::default(),
+            unsent: AtomicUsize::new(0),
             peer,
         })
     }
@@ -360,8 +366,13 @@ impl<H: Handler> Loop<H> {
             }
         }
         drop(tx);
-        let peer = self.core.peer.clone();
+        let core = Arc::clone(&self.core);
+        // The batch's replies count against the pending limit until its frame is taken
+        // (its requests are still in flight here, so this counts them twice for a while:
+        // on the safe side).
+        core.unsent.fetch_add(expected, Ordering::Relaxed);
         self.tracker.spawn(async move {
+            let _unsent = Unsent(&core.unsent, expected);
             let mut replies = Vec::with_capacity(expected);
             while let Some(reply) = rx.recv().await {
                 replies.extend(reply);
@@ -370,7 +381,7 @@ impl<H: Handler> Loop<H> {
             if !replies.is_empty()
                 && let Ok(frame) = serde_json::to_vec(&replies)
             {
-                let _ = peer.send_frame(frame).await;
+                let _ = core.peer.send_frame(frame).await;
             }
         });
     }
@@ -438,6 +449,15 @@ impl<H: Handler> Loop<H> {
         if let Ok(frame) = frame {
             let _ = self.core.peer.send_frame(frame).await;
         }
+    }
+}
+
+/// Responses counted in [`Core::unsent`], uncounted when dropped (sent, or abandoned).
+struct Unsent<'a>(&'a AtomicUsize, usize);
+
+impl Drop for Unsent<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(self.1, Ordering::Relaxed);
     }
 }
 

@@ -3,6 +3,7 @@
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::task::Poll;
 
 use ferry_protocol::RequestId;
@@ -10,7 +11,7 @@ use ferry_protocol::jsonrpc::{ErrorObject, ErrorResponse, Request};
 use serde::Deserialize;
 use tokio::sync::{Semaphore, SemaphorePermit, mpsc};
 
-use super::{BoxFuture, Loop, Responder};
+use super::{BoxFuture, Loop, Responder, Unsent};
 use crate::engine::peer::Peer;
 use crate::engine::progress::ProgressReporter;
 use crate::engine::transport::Attachment;
@@ -59,7 +60,9 @@ impl<H: Handler> Loop<H> {
                 Some(ErrorObject::invalid_request(format!(
                     "request id {id} is already in flight"
                 )))
-            } else if in_flight.len() >= self.config.max_pending_requests {
+            } else if in_flight.len() + self.core.unsent.load(Ordering::Relaxed)
+                >= self.config.max_pending_requests
+            {
                 Some(ErrorObject::internal_error(format!(
                     "too many requests in flight (limit {})",
                     self.config.max_pending_requests
@@ -120,6 +123,10 @@ impl<H: Handler> Loop<H> {
                 };
                 run_handler(&token, future, related.then_some(&mut id)).await
             };
+            // Counted as unsent before it leaves `in_flight`, so that it is never out of
+            // both while its response waits for the transport.
+            core.unsent.fetch_add(1, Ordering::Relaxed);
+            let _unsent = Unsent(&core.unsent, 1);
             core.in_flight
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
