@@ -1,12 +1,13 @@
 //! The HTTP server's connections are bounded, over real sockets on 127.0.0.1: half-open
 //! requests (headers never finished) and idle keep-alive connections are closed after the
 //! header-read timeout while normal requests are served; past the connection limit a new
-//! connection gets 503 and is closed; a shutdown ends in bounded time whatever the peers do.
+//! connection gets 503 and is closed; a shutdown ends in bounded time whatever the peers do;
+//! a client that never reads its answer is cut after the write timeout.
 
 use std::time::{Duration, Instant};
 
 use ferry::http::{ConnectionLimits, HttpConfig};
-use ferry::server::Server;
+use ferry::server::{Context, Server};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -166,4 +167,79 @@ async fn a_body_that_never_finishes_gets_408() {
         .unwrap();
     let answer = String::from_utf8_lossy(&answer[..n]);
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+}
+
+/// A stateless `tools/call` of `big` on its own connection (`Connection: close`).
+fn call_big(address: &str) -> String {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"big","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: tools/call\r\nMcp-Name: big\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// A client with a 4 KiB receive buffer that asks for an 8 MiB answer and reads none of it
+/// is disconnected once the server's writes have made no progress for the write timeout
+/// (reading afterwards gets a part of the answer, then the end); a normal client is served
+/// meanwhile and after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_never_reads_is_cut_after_the_write_timeout() {
+    const BIG: usize = 8 << 20;
+    let limits = ConnectionLimits {
+        write_timeout: Duration::from_millis(300),
+        ..ConnectionLimits::default()
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let server = Server::builder("limits", "1")
+        .tool("big", "An answer of 8 MiB", |_cx: Context| async move {
+            "z".repeat(BIG)
+        })
+        .build();
+    tokio::spawn(ferry::http::serve(server, listener, config(limits)));
+
+    let full = async || {
+        let mut stream = TcpStream::connect(&address).await.unwrap();
+        stream
+            .write_all(call_big(&address).as_bytes())
+            .await
+            .unwrap();
+        let answer = closed_within(&mut stream, Duration::from_secs(20))
+            .await
+            .expect("answered and closed");
+        assert!(answer.starts_with("HTTP/1.1 200"), "{}", &answer[..100]);
+        assert!(
+            answer.len() > BIG,
+            "the whole answer: {} bytes",
+            answer.len()
+        );
+    };
+
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4 * 1024).unwrap();
+    let mut stalled = socket.connect(listener_address(&address)).await.unwrap();
+    stalled
+        .write_all(call_big(&address).as_bytes())
+        .await
+        .unwrap();
+    full().await;
+    // Well past the write timeout (the normal client took some of it already).
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let mut got = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(20), stalled.read_to_end(&mut got))
+        .await
+        .expect("the server closed the connection");
+    assert!(
+        got.len() < BIG,
+        "the stalled client could still read the whole answer ({} bytes; {read:?})",
+        got.len()
+    );
+    full().await;
+}
+
+fn listener_address(address: &str) -> std::net::SocketAddr {
+    address.parse().unwrap()
 }

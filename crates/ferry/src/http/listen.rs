@@ -1,10 +1,12 @@
 //! The accept loop under [`serve`](super::serve): every connection bounded. hyper's own
 //! HTTP/1.1 connection with a timer, so a peer that opens a connection and sends its
 //! headers slowly (or never), or leaves a keep-alive connection idle, is cut after the
-//! header-read timeout; at most [`ConnectionLimits::max_connections`] at once, the next
-//! ones answered 503 and closed; and a shutdown that waits for the connections only so
-//! long. (`axum::serve` has none of these.) Every request carries its connection's peer
-//! address as axum's `ConnectInfo<SocketAddr>`.
+//! header-read timeout; a connection whose writes make no progress for
+//! [`ConnectionLimits::write_timeout`] (a client that stopped reading) is closed; at most
+//! [`ConnectionLimits::max_connections`] at once, the next ones answered 503 and closed;
+//! and a shutdown that waits for the connections only so long. (`axum::serve` has none of
+//! these.) Every request carries its connection's peer address as axum's
+//! `ConnectInfo<SocketAddr>`.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -37,6 +39,13 @@ pub struct ConnectionLimits {
     /// How long a graceful shutdown waits for connections still open before it drops them.
     /// Default: 30 s.
     pub shutdown_timeout: Duration,
+    /// How long a write to a connection may make no progress (the client reads nothing,
+    /// its receive window stays full) before the connection is closed: a client that sends
+    /// a request and never reads its answer (a large JSON body, an SSE stream) does not
+    /// keep the connection and its task forever. Counted only while a write waits, so an
+    /// idle SSE stream or a client that reads slowly but steadily is not cut. Default:
+    /// 30 s (nginx's `send_timeout` is the same idea, at 60 s).
+    pub write_timeout: Duration,
     /// How long a request's body may take to arrive once its headers have (408 after).
     /// Default: 30 s.
     pub body_read_timeout: Duration,
@@ -48,6 +57,7 @@ impl Default for ConnectionLimits {
             max_connections: 512,
             header_read_timeout: Duration::from_secs(30),
             shutdown_timeout: Duration::from_secs(30),
+            write_timeout: Duration::from_secs(30),
             body_read_timeout: Duration::from_secs(30),
         }
     }
@@ -92,10 +102,13 @@ pub(crate) async fn serve(
             router: router.clone(),
             peer,
         });
+        // A write that stays pending past the limit fails, and with it the connection.
+        let mut stream = tokio_io_timeout::TimeoutStream::new(stream);
+        stream.set_write_timeout(Some(limits.write_timeout));
         let connection = hyper::server::conn::http1::Builder::new()
             .timer(TokioTimer::new())
             .header_read_timeout(limits.header_read_timeout)
-            .serve_connection(TokioIo::new(stream), service);
+            .serve_connection(TokioIo::new(Box::pin(stream)), service);
         let connection = graceful.watch(connection);
         tokio::spawn(async move {
             if let Err(e) = connection.await {
