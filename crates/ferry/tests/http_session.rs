@@ -2,12 +2,14 @@
 //! sockets on 127.0.0.1: sessions, JSON and SSE answers, the GET stream, server requests
 //! answered by POST, resumability, the protocol-version header, batches, limits.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use ferry::http::HttpConfig;
 use ferry::protocol::types::{
-    CreateMessageRequestParams, Role, SamplingContent, SamplingContents, SamplingMessage,
-    TextContent,
+    CreateMessageRequestParams, LoggingLevel, Role, SamplingContent, SamplingContents,
+    SamplingMessage, TextContent,
 };
 use ferry::server::{Context, Progress, Server};
 use reqwest::StatusCode;
@@ -874,4 +876,95 @@ async fn a_slow_sse_reader_is_cut_after_its_queue_fills() {
         "{} bytes still sent to the slow reader",
         rest.len()
     );
+}
+
+/// A POST stream whose reader stops reading is cut once more than
+/// `stream_max_unread_bytes` wait for it, long before its queue's count bound: a few huge
+/// events do not pile up for it (here 40 log messages of 512 KiB against a 2 MiB bound).
+/// The session goes on.
+#[tokio::test]
+async fn a_slow_sse_reader_is_cut_past_its_unread_bytes() {
+    let done = Arc::new(AtomicBool::new(false));
+    let finished = done.clone();
+    let server = Server::builder("slow-reader-test", "1.0.0")
+        .logging()
+        .tool(
+            "echo",
+            "Echo",
+            |a: Text, _cx: Context| async move { a.text },
+        )
+        .tool(
+            "chatty",
+            "Logs 40 messages of 512 KiB, then answers",
+            move |_a: Nothing, cx: Context| {
+                let finished = finished.clone();
+                async move {
+                    for _ in 0..40 {
+                        cx.log(LoggingLevel::Info, None, "x".repeat(512 * 1024))
+                            .await;
+                    }
+                    finished.store(true, Ordering::SeqCst);
+                    "said".to_owned()
+                }
+            },
+        )
+        .build();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let config = HttpConfig::default().stream_max_unread_bytes(2 * 1024 * 1024);
+    tokio::spawn(ferry::http::serve(server.clone(), listener, config));
+    let f = Fixture {
+        server,
+        url: format!("http://{address}/mcp"),
+        http: reqwest::Client::new(),
+    };
+    let c = f.connect("2025-11-25").await;
+
+    // The slow reader: its POST's answer headers read, then nothing.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut slow = socket.connect(address).await.unwrap();
+    let body = call(1, "chatty", json!({})).to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMcp-Session-Id: {}\r\n\
+         MCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        c.id,
+        body.len()
+    );
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    slow.write_all(request.as_bytes()).await.unwrap();
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let mut byte = [0u8; 1];
+        assert_eq!(slow.read(&mut byte).await.unwrap(), 1, "headers");
+        head.push(byte[0]);
+    }
+    assert!(head.starts_with(b"HTTP/1.1 200"), "{head:?}");
+    while !done.load(Ordering::SeqCst) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The session goes on.
+    let echoed = json_of(
+        c.post(&call(2, "echo", json!({"text": "x"})))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(echoed["result"]["content"][0]["text"], "x", "{echoed}");
+    // What the slow reader still gets: the bound, one event past it, and what the kernel
+    // and hyper hold; then the stream ends, without its response (the client may resume
+    // it from the event store). Nowhere near the 20 MiB said.
+    let mut rest = Vec::new();
+    tokio::time::timeout(Duration::from_secs(30), slow.read_to_end(&mut rest))
+        .await
+        .expect("the cut stream ends")
+        .unwrap();
+    assert!(
+        rest.len() < 8 * 1024 * 1024,
+        "{} bytes still sent to the slow reader",
+        rest.len()
+    );
+    assert!(!String::from_utf8_lossy(&rest).contains("said"));
 }

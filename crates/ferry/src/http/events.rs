@@ -26,7 +26,7 @@ pub struct StreamKey {
 pub enum ReplayError {
     /// The store never saw the stream (or forgot it entirely).
     UnknownStream,
-    /// Some events after the cursor were evicted (the per-stream bound or their age).
+    /// Some events after the cursor were evicted (the per-stream bounds or their age).
     Evicted,
 }
 
@@ -46,14 +46,16 @@ pub trait EventStore: std::fmt::Debug + Send + Sync + 'static {
     fn forget_session(&self, session: &str);
 }
 
-/// The default [`EventStore`]: in memory, at most `max_events` per stream, each kept at
-/// most `ttl`.
+/// The default [`EventStore`]: in memory, at most `max_events` and
+/// [`max_bytes`](MemoryEventStore::max_bytes) per stream (4 MiB unless set; the newest
+/// event is kept whatever its size), each kept at most `ttl`.
 ///
 /// Streams are grouped by session (forgetting a session is one removal) in 16 shards chosen
 /// by the session id, so sessions rarely contend for a lock.
 #[derive(Debug)]
 pub struct MemoryEventStore {
     max_events: usize,
+    max_bytes: usize,
     ttl: Duration,
     shards: Box<[Mutex<HashMap<String, SessionLogs>>]>,
 }
@@ -68,31 +70,63 @@ struct Log {
     /// The sequence number of the last event ever appended.
     last: u64,
     events: VecDeque<(u64, Instant, Bytes)>,
+    /// The bytes of `events`' messages.
+    bytes: usize,
 }
 
 impl Log {
-    fn prune(&mut self, max: usize, ttl: Duration, now: Instant) {
-        while self.events.len() > max {
-            self.events.pop_front();
+    fn prune(&mut self, max: usize, max_bytes: usize, ttl: Duration, now: Instant) {
+        while self.events.len() > max || (self.bytes > max_bytes && self.events.len() > 1) {
+            self.pop();
         }
         while self
             .events
             .front()
             .is_some_and(|(_, at, _)| now.duration_since(*at) > ttl)
         {
-            self.events.pop_front();
+            self.pop();
+        }
+    }
+
+    fn pop(&mut self) {
+        if let Some((_, _, message)) = self.events.pop_front() {
+            self.bytes -= message.len();
         }
     }
 }
+
+/// The bytes a [`MemoryEventStore`] keeps per stream unless told otherwise.
+const DEFAULT_MAX_BYTES: usize = 4 * 1024 * 1024;
 
 impl MemoryEventStore {
     /// A store keeping at most `max_events` per stream, each for at most `ttl`.
     pub fn new(max_events: usize, ttl: Duration) -> Self {
         MemoryEventStore {
             max_events: max_events.max(1),
+            max_bytes: DEFAULT_MAX_BYTES,
             ttl,
             shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
         }
+    }
+
+    /// Keep at most `bytes` of messages per stream (default 4 MiB), the oldest evicted
+    /// first; the newest event is kept whatever its size, so that a client that missed
+    /// only it can still resume.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ferry::http::{HttpConfig, MemoryEventStore};
+    ///
+    /// let store = MemoryEventStore::new(1000, Duration::from_secs(300)).max_bytes(1 << 20);
+    /// let config = HttpConfig {
+    ///     event_store: Some(std::sync::Arc::new(store)),
+    ///     ..HttpConfig::default()
+    /// };
+    /// # let _ = config;
+    /// ```
+    pub fn max_bytes(mut self, bytes: usize) -> Self {
+        self.max_bytes = bytes;
+        self
     }
 
     /// The shard holding `session`'s streams.
@@ -106,7 +140,7 @@ impl MemoryEventStore {
 }
 
 impl Default for MemoryEventStore {
-    /// 1,000 events per stream, 5 minutes each.
+    /// 1,000 events and 4 MiB per stream, 5 minutes each.
     fn default() -> Self {
         MemoryEventStore::new(1000, Duration::from_secs(300))
     }
@@ -122,8 +156,9 @@ impl EventStore for MemoryEventStore {
         };
         let log = session.entry(key.stream).or_default();
         log.last += 1;
+        log.bytes += message.len();
         log.events.push_back((log.last, now, message));
-        log.prune(self.max_events, self.ttl, now);
+        log.prune(self.max_events, self.max_bytes, self.ttl, now);
         log.last
     }
 
@@ -147,7 +182,7 @@ impl EventStore for MemoryEventStore {
                 Err(ReplayError::UnknownStream)
             };
         };
-        log.prune(self.max_events, self.ttl, Instant::now());
+        log.prune(self.max_events, self.max_bytes, self.ttl, Instant::now());
         if after > log.last {
             return Err(ReplayError::UnknownStream);
         }
@@ -247,6 +282,33 @@ mod tests {
         assert_eq!(store.replay(&key(7), 1), Err(ReplayError::UnknownStream));
         store.forget_session("s");
         assert_eq!(store.last(&key(0)), 0);
+    }
+
+    #[test]
+    fn a_stream_keeps_at_most_its_bytes_and_always_its_newest_event() {
+        let store = MemoryEventStore::new(1000, Duration::from_secs(60)).max_bytes(1000);
+        for i in 1..=10 {
+            store.append(&key(0), Bytes::from(vec![b'x'; 300]));
+            assert_eq!(store.last(&key(0)), i);
+        }
+        let kept = |store: &MemoryEventStore| {
+            let shard = store.shard("s");
+            let log = &shard["s"][&0];
+            assert_eq!(
+                log.bytes,
+                log.events.iter().map(|(_, _, m)| m.len()).sum::<usize>()
+            );
+            (log.events.len(), log.bytes)
+        };
+        assert_eq!(kept(&store), (3, 900));
+        assert_eq!(store.replay(&key(0), 6), Err(ReplayError::Evicted));
+        assert_eq!(store.replay(&key(0), 7).unwrap().len(), 3);
+        // One event over the bound is kept alone.
+        store.append(&key(0), Bytes::from(vec![b'y'; 5000]));
+        assert_eq!(kept(&store), (1, 5000));
+        assert_eq!(store.replay(&key(0), 10).unwrap()[0].0, 11);
+        store.append(&key(0), Bytes::from_static(b"z"));
+        assert_eq!(kept(&store), (1, 1));
     }
 
     #[test]

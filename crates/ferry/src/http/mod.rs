@@ -182,6 +182,14 @@ pub struct HttpConfig {
     /// the stream is cut and the session ends (as the session era cuts a stream whose queue
     /// is full). Default: 4 MiB ([`DEFAULT_MAX_BODY_BYTES`]: one largest message).
     pub legacy_max_unread_bytes: usize,
+    /// Session era: the most bytes of events one SSE stream (a POST's, the standalone GET
+    /// stream) may hold for a client that does not read it. Past it (or past 1,024 events)
+    /// the stream is cut; the client may resume it from the
+    /// [`event_store`](HttpConfig::event_store) with `Last-Event-ID`. An event is queued
+    /// while the bytes before it are within the bound, so an answer larger than the bound
+    /// still goes through. Default: 8 MiB (twice [`DEFAULT_MAX_BODY_BYTES`], where an
+    /// HTTP+SSE stream is cut).
+    pub stream_max_unread_bytes: usize,
     /// Session era: the most open streams per session — POSTs awaiting their answer and
     /// GET streams (429 beyond). Default: 32.
     pub max_streams_per_session: usize,
@@ -217,7 +225,7 @@ pub struct HttpConfig {
     /// proxies that expect a stream.
     pub sse_responses: bool,
     /// Session era: where SSE events are kept for resumption. Default: a
-    /// [`MemoryEventStore`] (1,000 events per stream, 5 minutes each).
+    /// [`MemoryEventStore`] (1,000 events and 4 MiB per stream, 5 minutes each).
     pub event_store: Option<Arc<dyn EventStore>>,
     /// Session era: where session records are shared with the other instances of this
     /// server (see [`store`]): any instance then serves any session. Default: none (the
@@ -253,6 +261,7 @@ impl Default for HttpConfig {
             max_sessions_per_client: 2_500,
             trusted_proxies: Vec::new(),
             legacy_max_unread_bytes: DEFAULT_MAX_BODY_BYTES,
+            stream_max_unread_bytes: 2 * DEFAULT_MAX_BODY_BYTES,
             max_streams_per_session: 32,
             session_idle_timeout: Duration::from_secs(30 * 60),
             unused_session_grace: Duration::from_secs(10),
@@ -344,6 +353,18 @@ impl HttpConfig {
     /// [`HttpConfig::legacy_max_unread_bytes`]).
     pub fn legacy_max_unread_bytes(mut self, bytes: usize) -> Self {
         self.legacy_max_unread_bytes = bytes;
+        self
+    }
+
+    /// Set how many bytes one session-era SSE stream may hold unread before it is cut (see
+    /// [`HttpConfig::stream_max_unread_bytes`]).
+    ///
+    /// ```
+    /// let config = ferry::http::HttpConfig::default().stream_max_unread_bytes(1 << 20);
+    /// assert_eq!(config.stream_max_unread_bytes, 1 << 20);
+    /// ```
+    pub fn stream_max_unread_bytes(mut self, bytes: usize) -> Self {
+        self.stream_max_unread_bytes = bytes;
         self
     }
 

@@ -52,7 +52,7 @@ pub(crate) async fn get(State(shared): State<Arc<Shared>>, request: Request) -> 
     }
     let busy = Busy::new(&session);
     let limit = shared.config.max_streams_per_session;
-    let (tx, rx) = super::stream::many();
+    let (tx, rx) = super::stream::many(shared.config.stream_max_unread_bytes);
     let mut pending = VecDeque::new();
     let resume = headers
         .get(LAST_EVENT_ID)

@@ -103,7 +103,8 @@ pub(crate) use registry::{Sessions, make_room, make_room_for, new_session_id};
 pub(crate) const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 /// Events queued for one HTTP stream; a client this far behind is disconnected (it may
-/// resume from the event store).
+/// resume from the event store), as one with more than
+/// [`super::HttpConfig::stream_max_unread_bytes`] unread is.
 const STREAM_QUEUE: usize = 1024;
 
 /// Whether a POST belongs to the session era: batches, responses, `initialize`, requests

@@ -98,6 +98,7 @@ pub(super) fn start(
             .then(|| Arc::clone(&shared.instance)),
         outbox: shared.sessions.outbox.get().cloned(),
         client: Mutex::new(None),
+        max_unread: shared.config.stream_max_unread_bytes,
     });
     let weak = Arc::downgrade(&session);
     let related = RelatedSink::new(move |request, frame| {
@@ -281,7 +282,7 @@ pub(super) async fn resume_elsewhere(
         pending.push_back(events::event(stream, *seq, frame.as_bytes()));
         seen = *seq;
     }
-    let (mut tx, rx) = super::stream::many();
+    let (mut tx, rx) = super::stream::many(shared.config.stream_max_unread_bytes);
     let Some(instance) = log.instance else {
         // Another instance's GET stream: replayed, then this instance's goes on.
         let mut routing = session.routing();

@@ -48,6 +48,9 @@ pub(super) struct Session {
     /// The session's place under the per-client limit (none for an adopted session, or a
     /// client that cannot be told); given back when the session leaves the table.
     pub(super) client: Mutex<Option<ClientSlot>>,
+    /// The most bytes one of its streams may hold unread
+    /// ([`HttpConfig::stream_max_unread_bytes`](crate::http::HttpConfig::stream_max_unread_bytes)).
+    pub(super) max_unread: usize,
 }
 
 /// What of its shared record a session's local engine has been given (see `shared`).
@@ -200,7 +203,7 @@ impl Session {
         }
         routing.next_stream += 1;
         let stream = routing.next_stream;
-        let (tx, rx) = stream::post_stream();
+        let (tx, rx) = stream::post_stream(self.max_unread);
         for id in ids {
             routing.requests.insert(id.clone(), stream);
         }

@@ -7,6 +7,14 @@
 //! is not the stream's last switches it to an `mpsc` channel of [`STREAM_QUEUE`] events,
 //! whose receiver goes through the `oneshot`. The standalone (GET) stream is an `mpsc`
 //! channel from the start.
+//!
+//! A queue is bounded by count and by bytes: once more than its byte bound waits unread
+//! (`HttpConfig::stream_max_unread_bytes`), the next event is refused and the router
+//! drops the stream, as when the count is reached; so a few huge events cannot hold
+//! hundreds of megabytes for a client that stopped reading.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -18,16 +26,21 @@ enum First {
     /// The stream's only delivery (its response, or its end).
     Only(Delivery),
     /// More than one delivery: they come on this channel.
-    Switch(mpsc::Receiver<Delivery>),
+    Switch(Queue),
 }
 
-/// The router's end of an HTTP stream.
-pub(super) struct StreamTx(Tx);
+/// The receiving end of a stream's queue and the bytes waiting in it (shared with the
+/// sending end).
+struct Queue(mpsc::Receiver<Delivery>, Arc<AtomicUsize>);
+
+/// The router's end of an HTTP stream, and the most bytes its queue may hold unread.
+pub(super) struct StreamTx(Tx, usize);
 
 enum Tx {
     /// Nothing sent yet (`None` once the one delivery is sent).
     Once(Option<oneshot::Sender<First>>),
-    Many(mpsc::Sender<Delivery>),
+    /// The queue, and the bytes waiting in it.
+    Many(mpsc::Sender<Delivery>, Arc<AtomicUsize>),
 }
 
 /// The HTTP response's end of a stream.
@@ -35,20 +48,38 @@ pub(super) struct StreamRx(Rx);
 
 enum Rx {
     Once(oneshot::Receiver<First>),
-    Many(mpsc::Receiver<Delivery>),
+    Many(Queue),
     Ended,
 }
 
-/// A POST stream's channel.
-pub(super) fn post_stream() -> (StreamTx, StreamRx) {
+/// A POST stream's channel; `max_bytes` bounds its queue once it has one.
+pub(super) fn post_stream(max_bytes: usize) -> (StreamTx, StreamRx) {
     let (tx, rx) = oneshot::channel();
-    (StreamTx(Tx::Once(Some(tx))), StreamRx(Rx::Once(rx)))
+    (
+        StreamTx(Tx::Once(Some(tx)), max_bytes),
+        StreamRx(Rx::Once(rx)),
+    )
 }
 
-/// A channel for a stream of many events (the standalone stream, a resumed one).
-pub(super) fn many() -> (StreamTx, StreamRx) {
+/// A channel for a stream of many events (the standalone stream, a resumed one), at most
+/// `max_bytes` of them unread (and one more event).
+pub(super) fn many(max_bytes: usize) -> (StreamTx, StreamRx) {
     let (tx, rx) = mpsc::channel(STREAM_QUEUE);
-    (StreamTx(Tx::Many(tx)), StreamRx(Rx::Many(rx)))
+    let queued = Arc::new(AtomicUsize::new(0));
+    (
+        StreamTx(Tx::Many(tx, queued.clone()), max_bytes),
+        StreamRx(Rx::Many(Queue(rx, queued))),
+    )
+}
+
+impl Delivery {
+    /// What it counts against a queue's byte bound.
+    fn bytes(&self) -> usize {
+        match self {
+            Delivery::Event { frame, .. } => frame.len(),
+            Delivery::End => 0,
+        }
+    }
 }
 
 impl StreamTx {
@@ -57,14 +88,25 @@ impl StreamTx {
         match &self.0 {
             Tx::Once(Some(tx)) => tx.is_closed(),
             Tx::Once(None) => true,
-            Tx::Many(tx) => tx.is_closed(),
+            Tx::Many(tx, _) => tx.is_closed(),
         }
     }
 
-    /// Deliver without waiting; `Err` when the receiver is gone or too far behind.
+    /// Deliver without waiting; `Err` when the receiver is gone or too far behind (its
+    /// queue full, or more than its byte bound unread: an event is taken while the bytes
+    /// before it are within the bound, so one larger than the bound still goes through).
     pub(super) fn try_send(&mut self, delivery: Delivery) -> Result<(), ()> {
         match &mut self.0 {
-            Tx::Many(tx) => tx.try_send(delivery).map_err(|_| ()),
+            Tx::Many(tx, queued) => {
+                if queued.load(Ordering::Relaxed) > self.1 {
+                    return Err(());
+                }
+                let bytes = delivery.bytes();
+                queued.fetch_add(bytes, Ordering::Relaxed);
+                tx.try_send(delivery).map_err(|_| {
+                    queued.fetch_sub(bytes, Ordering::Relaxed);
+                })
+            }
             Tx::Once(slot) => {
                 let tx = slot.take().ok_or(())?;
                 let last = matches!(delivery, Delivery::End | Delivery::Event { last: true, .. });
@@ -72,10 +114,12 @@ impl StreamTx {
                     return tx.send(First::Only(delivery)).map_err(|_| ());
                 }
                 let (many, rx) = mpsc::channel(STREAM_QUEUE);
+                let queued = Arc::new(AtomicUsize::new(delivery.bytes()));
                 // A new channel has room.
                 let _ = many.try_send(delivery);
-                tx.send(First::Switch(rx)).map_err(|_| ())?;
-                self.0 = Tx::Many(many);
+                tx.send(First::Switch(Queue(rx, queued.clone())))
+                    .map_err(|_| ())?;
+                self.0 = Tx::Many(many, queued);
                 Ok(())
             }
         }
@@ -92,13 +136,19 @@ impl StreamRx {
                         self.0 = Rx::Ended;
                         return Some(delivery);
                     }
-                    Ok(First::Switch(many)) => self.0 = Rx::Many(many),
+                    Ok(First::Switch(queue)) => self.0 = Rx::Many(queue),
                     Err(_) => {
                         self.0 = Rx::Ended;
                         return None;
                     }
                 },
-                Rx::Many(rx) => return rx.recv().await,
+                Rx::Many(Queue(rx, queued)) => {
+                    let delivery = rx.recv().await;
+                    if let Some(delivery) = &delivery {
+                        queued.fetch_sub(delivery.bytes(), Ordering::Relaxed);
+                    }
+                    return delivery;
+                }
                 Rx::Ended => return None,
             }
         }
@@ -127,7 +177,7 @@ mod tests {
 
     #[tokio::test]
     async fn one_delivery_then_the_end() {
-        let (mut tx, mut rx) = post_stream();
+        let (mut tx, mut rx) = post_stream(usize::MAX);
         assert!(!tx.is_closed());
         tx.try_send(event(0, true)).unwrap();
         assert!(tx.is_closed(), "nothing more can be sent");
@@ -138,7 +188,7 @@ mod tests {
 
     #[tokio::test]
     async fn events_before_the_response_switch_to_a_queue() {
-        let (mut tx, mut rx) = post_stream();
+        let (mut tx, mut rx) = post_stream(usize::MAX);
         tx.try_send(event(1, false)).unwrap();
         tx.try_send(event(2, false)).unwrap();
         tx.try_send(event(3, true)).unwrap();
@@ -151,21 +201,21 @@ mod tests {
 
     #[tokio::test]
     async fn a_dropped_sender_ends_the_stream_and_a_dropped_receiver_closes_it() {
-        let (tx, mut rx) = post_stream();
+        let (tx, mut rx) = post_stream(usize::MAX);
         drop(tx);
         assert_eq!(seq(rx.recv().await), None);
-        let (mut tx, rx) = post_stream();
+        let (mut tx, rx) = post_stream(usize::MAX);
         drop(rx);
         assert!(tx.is_closed());
         assert!(tx.try_send(event(1, false)).is_err());
-        let (tx, rx) = many();
+        let (tx, rx) = many(usize::MAX);
         drop(rx);
         assert!(tx.is_closed());
     }
 
     #[tokio::test]
     async fn recv_is_cancel_safe() {
-        let (mut tx, mut rx) = post_stream();
+        let (mut tx, mut rx) = post_stream(usize::MAX);
         // A receive dropped before anything arrives loses nothing.
         assert!(
             futures_util::FutureExt::now_or_never(rx.recv()).is_none(),
@@ -173,5 +223,29 @@ mod tests {
         );
         tx.try_send(event(7, false)).unwrap();
         assert_eq!(seq(rx.recv().await), Some((7, false)));
+    }
+
+    #[tokio::test]
+    async fn a_queue_past_its_byte_bound_refuses_the_next_event() {
+        let big = |seq| Delivery::Event {
+            seq,
+            frame: Bytes::from(vec![b' '; 600]),
+            last: false,
+        };
+        let (mut tx, mut rx) = post_stream(1000);
+        tx.try_send(big(1)).unwrap();
+        tx.try_send(big(2)).unwrap();
+        // 1,200 bytes wait, more than the bound: nothing more until some are read.
+        assert!(tx.try_send(event(3, false)).is_err());
+        assert_eq!(seq(rx.recv().await), Some((1, false)));
+        tx.try_send(big(3)).unwrap();
+        assert!(tx.try_send(event(4, false)).is_err());
+        // One event larger than the bound goes through an empty queue.
+        let (mut tx, mut rx) = many(100);
+        tx.try_send(big(1)).unwrap();
+        assert!(tx.try_send(event(2, false)).is_err());
+        assert_eq!(seq(rx.recv().await), Some((1, false)));
+        tx.try_send(event(2, true)).unwrap();
+        assert_eq!(seq(rx.recv().await), Some((2, true)));
     }
 }
