@@ -345,3 +345,46 @@ async fn an_expired_session_makes_room_at_the_limit() {
     let response = first.post(&ping).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
 }
+
+/// The backstop against events kept for a session that has ended (an event appended just
+/// as its session closed lands after the store forgot the session): the session sweeper
+/// drops an ended session's events once they have expired, while a live session's streams
+/// stay (their sequence numbers going on).
+#[tokio::test]
+async fn the_sweeper_drops_events_left_for_an_ended_session() {
+    use ferry::http::{EventStore, StreamKey};
+    let store = Arc::new(MemoryEventStore::new(100, Duration::from_millis(100)));
+    // The sweeper passes every half idle time; the session stays live with its GET stream.
+    let config = HttpConfig::default()
+        .event_store(store.clone())
+        .session_idle_timeout(Duration::from_millis(400));
+    let url = start(config).await;
+    let http = reqwest::Client::new();
+    let c = Client::connect(&http, &url, "2025-11-25").await;
+    let _get = Events::new(c.get().send().await.unwrap());
+
+    // What the race leaves: an event of a session no longer in the table.
+    let ghost = StreamKey {
+        session: "ended-session".into(),
+        stream: 1,
+    };
+    store.append(&ghost, "late".into());
+    let live = StreamKey {
+        session: c.id.clone(),
+        stream: 77,
+    };
+    store.append(&live, "kept".into());
+    let mut swept = false;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        if store.last(&ghost) == 0 {
+            swept = true;
+            break;
+        }
+    }
+    assert!(swept, "the ended session's event was never dropped");
+    // Sweeps go on; the live session's stream keeps its number.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(store.last(&live), 1);
+    assert_eq!(store.append(&live, "next".into()), 2);
+}

@@ -44,6 +44,15 @@ pub trait EventStore: std::fmt::Debug + Send + Sync + 'static {
     fn replay(&self, key: &StreamKey, after: u64) -> Result<Vec<(u64, Bytes)>, ReplayError>;
     /// Forget a session's streams (the session ended).
     fn forget_session(&self, session: &str);
+    /// The backstop against events kept for a session that has ended: an event appended
+    /// just as its session closed can land after [`forget_session`](Self::forget_session).
+    /// Called now and then (by the session sweeper) with `live`, which tells whether a
+    /// session still exists; a store should drop the events of a session that does not
+    /// once they have expired. Default: nothing (a store whose entries expire by
+    /// themselves, a TTL in Redis say, needs nothing more).
+    fn sweep(&self, live: &dyn Fn(&str) -> bool) {
+        let _ = live;
+    }
 }
 
 /// The default [`EventStore`]: in memory, at most `max_events` and
@@ -203,6 +212,43 @@ impl EventStore for MemoryEventStore {
     fn forget_session(&self, session: &str) {
         self.shard(session).remove(session);
     }
+
+    /// Drops every expired event, and every session that `live` says has ended once none
+    /// of its events is left (a live session's streams stay, so that their sequence
+    /// numbers go on). Takes one shard's lock at a time, and none while asking `live`.
+    fn sweep(&self, live: &dyn Fn(&str) -> bool) {
+        let now = Instant::now();
+        for shard in &self.shards {
+            let empty: Vec<String> = {
+                let mut shard = shard.lock().unwrap_or_else(|e| e.into_inner());
+                shard
+                    .iter_mut()
+                    .filter_map(|(id, logs)| {
+                        for log in logs.values_mut() {
+                            log.prune(self.max_events, self.max_bytes, self.ttl, now);
+                        }
+                        logs.values()
+                            .all(|log| log.events.is_empty())
+                            .then(|| id.clone())
+                    })
+                    .collect()
+            };
+            let gone: Vec<String> = empty.into_iter().filter(|id| !live(id)).collect();
+            if gone.is_empty() {
+                continue;
+            }
+            let mut shard = shard.lock().unwrap_or_else(|e| e.into_inner());
+            for id in gone {
+                // Unless an event came meanwhile (then a later sweep takes it).
+                if shard
+                    .get(&id)
+                    .is_some_and(|logs| logs.values().all(|log| log.events.is_empty()))
+                {
+                    shard.remove(&id);
+                }
+            }
+        }
+    }
 }
 
 /// Parse a `Last-Event-ID` (`{stream}-{seq}`).
@@ -309,6 +355,29 @@ mod tests {
         assert_eq!(store.replay(&key(0), 10).unwrap()[0].0, 11);
         store.append(&key(0), Bytes::from_static(b"z"));
         assert_eq!(kept(&store), (1, 1));
+    }
+
+    #[test]
+    fn a_sweep_drops_an_ended_session_once_its_events_expired() {
+        let store = MemoryEventStore::new(10, Duration::from_millis(30));
+        let ghost = StreamKey {
+            session: "ghost".into(),
+            stream: 1,
+        };
+        store.append(&key(0), Bytes::from_static(b"live"));
+        store.append(&ghost, Bytes::from_static(b"late"));
+        let live = |id: &str| id == "s";
+        // Not expired yet: nothing goes.
+        store.sweep(&live);
+        assert_eq!(store.last(&ghost), 1);
+        std::thread::sleep(Duration::from_millis(60));
+        store.sweep(&live);
+        assert_eq!(store.last(&ghost), 0, "the ended session's events are gone");
+        assert!(!store.shard("ghost").contains_key("ghost"));
+        // The live session's stream stays (its events expired), its numbers going on.
+        assert_eq!(store.last(&key(0)), 1);
+        assert_eq!(store.replay(&key(0), 0), Err(ReplayError::Evicted));
+        assert_eq!(store.append(&key(0), Bytes::from_static(b"next")), 2);
     }
 
     #[test]

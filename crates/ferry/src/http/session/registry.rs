@@ -211,6 +211,11 @@ async fn sweep(shared: Weak<Shared>, every: Duration, stop: CancellationToken) {
             return;
         }
         shared.sessions.sweep(shared.config.session_idle_timeout);
+        // Events appended as their session closed (after it forgot them) go too.
+        shared
+            .sessions
+            .store
+            .sweep(&|id| shared.sessions.map().contains_key(id));
         if shared.config.session_store.is_some() {
             shared
                 .sessions
