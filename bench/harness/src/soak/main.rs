@@ -20,7 +20,10 @@
 //! failures), a reading before the traffic, every sample, the reading after the traffic,
 //! and per figure whether it
 //! stayed flat after the warm-up (the mean of the last third of the samples within 5% of
-//! the mean of the first third). Linux only (`/proc`).
+//! the mean of the first third; runtime tasks per live session, as sessions hold tasks
+//! while they live), and whether the servers came back to their idle figures once the
+//! traffic stopped (`quiescent`: no more sessions, tasks or descriptors than before it).
+//! Linux only (`/proc`).
 
 #![forbid(unsafe_code)]
 
@@ -210,6 +213,7 @@ async fn run(ferry: &str, options: &Options) -> Result<Value, String> {
             flat.insert(format!("{server}.{figure}"), verdict);
         }
     }
+    let quiescent = quiescence(&baseline, &after);
     http_server.stop();
     stdio_server.stop();
     Ok(json!({
@@ -223,7 +227,42 @@ async fn run(ferry: &str, options: &Options) -> Result<Value, String> {
         "after": after,
         "flat": flat,
         "all_flat": all_flat,
+        "quiescent": quiescent,
     }))
+}
+
+/// Whether each server, once the traffic stopped and the abandoned sessions expired, holds
+/// no more than before the traffic: sessions (the reading's own aside), runtime tasks
+/// (one more allowed: the reading's), descriptors (two more: the reading's connection).
+/// What a request or a session leaves behind shows here, whatever the traffic's shape.
+fn quiescence(before: &Value, after: &Value) -> Value {
+    let mut out = serde_json::Map::new();
+    let mut all = true;
+    for server in ["http", "stdio"] {
+        let figure = |reading: &Value, name: &str| reading[server][name].as_u64();
+        let checks = [
+            ("sessions", 1, true),
+            ("tasks", 1, false),
+            ("fds", 2, false),
+        ];
+        let mut verdict = serde_json::Map::new();
+        for (name, slack, absolute) in checks {
+            let (was, is) = (figure(before, name), figure(after, name));
+            let ok = match (was, is) {
+                (_, Some(is)) if absolute => is <= slack,
+                (Some(was), Some(is)) => is <= was + slack,
+                _ => false,
+            };
+            all &= ok;
+            verdict.insert(
+                name.to_owned(),
+                json!({"before": was, "after": is, "ok": ok}),
+            );
+        }
+        out.insert(server.to_owned(), Value::Object(verdict));
+    }
+    out.insert("all".to_owned(), json!(all));
+    Value::Object(out)
 }
 
 /// Both servers read five times, 200 ms apart: the median of each figure.
@@ -250,7 +289,7 @@ async fn reading(
 fn flatness(samples: &[&Value], server: &str, figure: &str) -> Value {
     let values: Vec<f64> = samples
         .iter()
-        .filter_map(|s| s[server][figure].as_f64())
+        .filter_map(|s| sample::figure(&s[server], figure))
         .collect();
     if values.len() < 3 {
         return json!({"flat": null, "samples": values.len()});
@@ -270,4 +309,58 @@ fn flatness(samples: &[&Value], server: &str, figure: &str) -> Value {
         "growth_pct": (growth * 1000.0).round() / 10.0,
         "flat": growth <= FLAT,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn samples(points: &[(u64, u64)]) -> Vec<Value> {
+        points
+            .iter()
+            .map(|&(tasks, sessions)| json!({"http": {"tasks": tasks, "sessions": sessions}}))
+            .collect()
+    }
+
+    fn flat(points: &[(u64, u64)]) -> Value {
+        let samples = samples(points);
+        let refs: Vec<&Value> = samples.iter().collect();
+        flatness(&refs, "http", "tasks_per_session")["flat"].clone()
+    }
+
+    /// Tasks that follow the live sessions (three each, as the hour's soak saw) are flat;
+    /// tasks that grow while the sessions do not are a leak.
+    #[test]
+    fn tasks_are_judged_per_live_session() {
+        let following = [
+            (900, 300),
+            (870, 290),
+            (1050, 350),
+            (1480, 492),
+            (1490, 495),
+            (1470, 490),
+        ];
+        assert_eq!(flat(&following), json!(true));
+        let leaking = [
+            (900, 300),
+            (920, 300),
+            (980, 300),
+            (1100, 300),
+            (1200, 300),
+            (1300, 300),
+        ];
+        assert_eq!(flat(&leaking), json!(false));
+    }
+
+    #[test]
+    fn quiescence_compares_the_idle_figures() {
+        let idle = |sessions: u64, tasks: u64, fds: u64| {
+            let reading = json!({"sessions": sessions, "tasks": tasks, "fds": fds});
+            json!({"http": reading, "stdio": reading})
+        };
+        let before = idle(1, 3, 13);
+        assert_eq!(quiescence(&before, &idle(1, 4, 15))["all"], json!(true));
+        assert_eq!(quiescence(&before, &idle(1, 9, 13))["all"], json!(false));
+        assert_eq!(quiescence(&before, &idle(40, 3, 13))["all"], json!(false));
+    }
 }

@@ -3,8 +3,22 @@
 
 use serde_json::{Value, json};
 
-/// The figures of a reading whose flatness the soak judges.
-pub(crate) const FIGURES: [&str; 4] = ["rss_kib", "fds", "threads", "tasks"];
+/// The figures of a reading whose flatness the soak judges. Runtime tasks are judged per
+/// live session (see [`figure`]): each session holds a few tasks for as long as it lives,
+/// so the raw count follows how many sessions the traffic happens to hold open (it rose
+/// by half in an hour with the sessions, at three tasks each), and says nothing of a leak.
+pub(crate) const FIGURES: [&str; 4] = ["rss_kib", "fds", "threads", "tasks_per_session"];
+
+/// A figure of a (median) reading: one it holds, or `tasks_per_session`, its runtime
+/// tasks divided by its live sessions (at least one).
+pub(crate) fn figure(reading: &Value, name: &str) -> Option<f64> {
+    if name == "tasks_per_session" {
+        let tasks = reading["tasks"].as_f64()?;
+        let sessions = reading["sessions"].as_f64()?.max(1.0);
+        return Some(tasks / sessions);
+    }
+    reading[name].as_f64()
+}
 
 /// A reading of process `pid`; `info` is its `server://info` text when it could be read.
 pub(crate) fn read(pid: u32, info: Option<Value>) -> Value {
