@@ -118,8 +118,14 @@ pub(crate) async fn run(args: ReplayArgs) -> ExitCode {
     let mut unauthorized = None;
     let mut unreachable = None;
     let mut interrupted = false;
+    // A named server's entry, read once for every connection replayed.
+    let resolved = args.common.resolved();
     for segment in &segments {
-        let (target, transport) = match target::start(&args.common) {
+        let started = match &resolved {
+            Ok(common) => target::start(common),
+            Err(e) => Err(e.clone()),
+        };
+        let (target, transport) = match started {
             Ok(started) => started,
             Err(e) => {
                 unreachable = Some(e);
@@ -153,7 +159,7 @@ pub(crate) async fn run(args: ReplayArgs) -> ExitCode {
     }
     let elapsed = started.elapsed();
     let summary = Summary::of(&reports, elapsed);
-    let target = crate::client::target::describe(&args.common);
+    let target = crate::client::target::describe(resolved.as_ref().unwrap_or(&args.common));
     // When nothing was replayed (no server to talk to), the reason alone is said, below.
     if !reports.is_empty() && as_json {
         let report = json!({

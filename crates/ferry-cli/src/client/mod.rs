@@ -78,6 +78,11 @@ pub(crate) struct Common {
     /// Timeout of each request in seconds (default 60); progress restarts it for `call`.
     #[arg(long, value_name = "SECONDS", value_parser = seconds)]
     timeout: Option<Duration>,
+    /// How long the `server/discover` probe waits for an answer, in seconds, before
+    /// `initialize` is sent too (default 2; a late answer to the probe still counts); 0
+    /// sends no probe (`initialize` at once).
+    #[arg(long, value_name = "SECONDS", value_parser = seconds_or_zero)]
+    probe_timeout: Option<Duration>,
     /// The largest message accepted from the server, in bytes (default 64 MiB: answers
     /// carry files and images); a larger answer fails its call at once.
     #[arg(long, value_name = "BYTES", default_value_t = ferry::protocol::jsonrpc::DEFAULT_CLIENT_MAX_MESSAGE_BYTES)]
@@ -120,6 +125,9 @@ pub(crate) struct Common {
     /// The working directory a named server's entry gives its process.
     #[arg(skip)]
     cwd: Option<PathBuf>,
+    /// The era a named server's entry gives (`"x-ferry": {"era": ...}`): no probe.
+    #[arg(skip)]
+    era: Option<ferry::protocol::Era>,
     /// A named server was looked up already (see [`Common::resolved`]).
     #[arg(skip)]
     resolved: bool,
@@ -210,6 +218,7 @@ impl Common {
             server_name: None,
             env: Vec::new(),
             cwd: None,
+            era: None,
             resolved: false,
             ..self.clone()
         }
@@ -252,6 +261,7 @@ impl Common {
             ));
         }
         common.server_name = None;
+        common.era = found.era;
         match found.spec {
             crate::hosts::Spec::Stdio { command, env, cwd } => {
                 if !self.headers.is_empty() || self.auth.given() {
@@ -317,6 +327,16 @@ impl Common {
         self.timeout
     }
 
+    /// `--probe-timeout`, if given.
+    pub(crate) fn probe_timeout(&self) -> Option<Duration> {
+        self.probe_timeout
+    }
+
+    /// The era a named server's entry gives, if it gives one.
+    pub(crate) fn era(&self) -> Option<ferry::protocol::Era> {
+        self.era
+    }
+
     /// The options of the one-shot commands that `ferry inspect` has no use for, by
     /// name, when given (the page shows results, answers the server and saves files).
     pub(crate) fn one_shot_options(&self) -> Vec<&'static str> {
@@ -333,6 +353,14 @@ impl Common {
             .filter_map(|(on, name)| on.then_some(name))
             .collect()
     }
+}
+
+/// A number of seconds, zero included (`--probe-timeout 0`: no probe).
+fn seconds_or_zero(text: &str) -> Result<Duration, String> {
+    text.parse::<f64>()
+        .ok()
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .ok_or_else(|| format!("expected a number of seconds (0 or more), got {text:?}"))
 }
 
 fn seconds(text: &str) -> Result<Duration, String> {
@@ -442,7 +470,11 @@ pub(crate) async fn run(command: ClientCommand) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (target, transport) = match target::start(&common) {
+    // A named server's entry, read once: the target and the client's options (its era).
+    let started = common
+        .resolved()
+        .and_then(|resolved| Ok((target::start(&resolved)?, resolved)));
+    let ((target, transport), common) = match started {
         Ok(started) => started,
         Err(e) => {
             output::note(&format!("ferry: {e}"));

@@ -145,8 +145,15 @@ pub(crate) async fn connect_with(
     handlers: impl FnOnce(ClientBuilder) -> ClientBuilder,
 ) -> Result<Client, ClientError> {
     let mut builder = Client::builder("ferry-cli", env!("CARGO_PKG_VERSION"));
+    // The command line's revision first, then the era a named server's entry gives:
+    // either spares the `server/discover` probe.
     if let Some(version) = common.protocol_version {
         builder = builder.version(version);
+    } else if let Some(era) = common.era() {
+        builder = builder.era(era);
+    }
+    if let Some(probe) = common.probe_timeout() {
+        builder = builder.probe_timeout(probe);
     }
     // The engine's limits first: the timeout below is one of them.
     builder = builder.engine(ferry::engine::EngineConfig {

@@ -45,9 +45,31 @@ pub(crate) struct InstallArgs {
     /// --url).
     #[arg(long = "header", value_name = "NAME: VALUE", requires = "url", value_parser = crate::client::args::header)]
     headers: Vec<(String, String)>,
+    /// The era the server speaks, written in the entry as `"x-ferry": {"era": ...}` (hosts
+    /// ignore it): Ferry's client then connects without probing `server/discover` first.
+    #[arg(long, value_enum)]
+    era: Option<EraArg>,
     /// The command that runs the server on stdio: `-- command args...`.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
+}
+
+/// `--era`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
+pub(crate) enum EraArg {
+    /// 2024-11-05 .. 2025-11-25: `initialize` first.
+    Session,
+    /// 2026-07-28 onwards: no handshake.
+    Stateless,
+}
+
+impl EraArg {
+    fn name(self) -> &'static str {
+        match self {
+            EraArg::Session => "session",
+            EraArg::Stateless => "stateless",
+        }
+    }
 }
 
 /// Run `ferry install`.
@@ -194,8 +216,17 @@ fn guess_host(path: &Path) -> Host {
 }
 
 /// The entry in `host`'s shape: `type` for the hosts that write it (VS Code, Claude Code),
-/// `env` and `headers` only when there are some.
+/// `env` and `headers` only when there are some; Ferry's own key last, with `--era`.
 fn entry(host: Host, args: &InstallArgs) -> Result<Value, String> {
+    let mut entry = host_entry(host, args)?;
+    if let (Some(era), Value::Object(object)) = (args.era, &mut entry) {
+        object.insert(super::FERRY_KEY.into(), json!({"era": era.name()}));
+    }
+    Ok(entry)
+}
+
+/// The entry as the host itself reads it.
+fn host_entry(host: Host, args: &InstallArgs) -> Result<Value, String> {
     let typed = matches!(host, Host::Vscode | Host::ClaudeCode);
     let mut entry = Map::new();
     if let Some(url) = &args.url {

@@ -372,6 +372,34 @@ pub(crate) struct Found {
     pub(crate) file: HostFile,
     pub(crate) kind: Kind,
     pub(crate) spec: Spec,
+    /// The era the entry says its server speaks (see [`era`]).
+    pub(crate) era: Option<ferry::protocol::Era>,
+}
+
+/// The key of Ferry's own settings in a host's entry: an object the hosts ignore (their
+/// schemas name the keys they need and pass over others).
+pub(crate) const FERRY_KEY: &str = "x-ferry";
+
+/// The era an entry says its server speaks, `"x-ferry": {"era": "session"}` (or
+/// `"stateless"`): the client then connects in that era without probing `server/discover`.
+pub(crate) fn era(entry: &Value) -> Result<Option<ferry::protocol::Era>, String> {
+    let Some(settings) = entry.get(FERRY_KEY) else {
+        return Ok(None);
+    };
+    let Some(settings) = settings.as_object() else {
+        return Err(format!("{FERRY_KEY} is not an object"));
+    };
+    match settings.get("era") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(era)) => match era.as_str() {
+            "session" => Ok(Some(ferry::protocol::Era::Session)),
+            "stateless" => Ok(Some(ferry::protocol::Era::Stateless)),
+            other => Err(format!(
+                "{FERRY_KEY}.era is {other:?}: session or stateless"
+            )),
+        },
+        Some(other) => Err(format!("{FERRY_KEY}.era is {other}, not a string")),
+    }
 }
 
 /// Find the server `name`: in `config` first, then in the project's files, then in the
@@ -418,10 +446,12 @@ pub(crate) fn find(name: &str, config: Option<&Path>) -> Result<Found, String> {
         let context = |e: String| format!("server {name:?} in {}: {e}", file.path.display());
         let kind = kind(entry).map_err(context)?;
         let spec = spec(entry, kind, &places.vars()).map_err(context)?;
+        let era = era(entry).map_err(context)?;
         return Ok(Found {
             file: file.clone(),
             kind,
             spec,
+            era,
         });
     }
     Err(format!(

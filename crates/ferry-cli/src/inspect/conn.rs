@@ -35,6 +35,9 @@ pub(crate) struct Conn {
     pub(crate) id: u64,
     /// How the server was named (reconnecting names it the same way).
     pub(crate) common: Common,
+    /// The target as the page is told of it, a named server's entry looked up once, when
+    /// the connection opened.
+    shown: Value,
     pub(crate) client: Client,
     target: tokio::sync::Mutex<Option<Target>>,
     /// The roots the client offers, as edited in the page.
@@ -59,11 +62,15 @@ impl Conn {
         roots: Vec<Root>,
         request_timeout: Duration,
     ) -> Result<Conn, String> {
+        // A named server's entry, read once for the whole connection.
+        let resolved = common.resolved();
+        let shown = describe(resolved.as_ref().unwrap_or(&common));
         // Before any of its messages: where the page's wire export says a connection began.
         shared.hub.emit(json!({
-            "type": "connecting", "conn": id, "target": describe(&common), "time": now_ms(),
+            "type": "connecting", "conn": id, "target": shown, "time": now_ms(),
         }));
-        let (target, transport) = target::start(&common)?;
+        let resolved = resolved?;
+        let (target, transport) = target::start(&resolved)?;
         let tap_shared = shared.clone();
         let (transport, _relay) = trace::tap(transport, move |direction, seen| {
             wire_event(&tap_shared.hub, id, direction, &seen);
@@ -125,7 +132,7 @@ impl Conn {
                     })
             }
         };
-        let client = match target::connect_with(&common, transport, handlers).await {
+        let client = match target::connect_with(&resolved, transport, handlers).await {
             Ok(client) => client,
             Err(e) => {
                 let why = target
@@ -140,6 +147,7 @@ impl Conn {
         Ok(Conn {
             id,
             common,
+            shown,
             client,
             target: tokio::sync::Mutex::new(Some(target)),
             roots,
@@ -156,7 +164,7 @@ impl Conn {
         };
         json!({
             "id": self.id,
-            "target": describe(&self.common),
+            "target": self.shown,
             "connected": client.is_connected(),
             "protocolVersion": client.version().as_str(),
             "era": era,

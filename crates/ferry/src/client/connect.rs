@@ -19,8 +19,11 @@ use super::handlers::{ClientSide, Handlers};
 use super::{Client, ClientError, Inner};
 use crate::engine::{CallOptions, Engine, EngineConfig, Transport};
 
-/// How long the `server/discover` probe waits before it assumes a session-era server.
-const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long the `server/discover` probe waits for its answer before the client sends
+/// `initialize` too (see [`ClientBuilder::probe_timeout`]). Every server measured with
+/// `bench/probe` answered a first `server/discover` (a result or an error) within about a
+/// second of its spawn, Python's slowest; twice that covers a slow start on a busy machine.
+pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Builds and connects a [`Client`].
 pub struct ClientBuilder {
@@ -28,6 +31,7 @@ pub struct ClientBuilder {
     versions: VersionSet,
     pinned: Option<ProtocolVersion>,
     era: Option<Era>,
+    probe_timeout: Duration,
     engine: EngineConfig,
     handlers: Handlers,
     hook: Option<std::sync::Arc<dyn super::RequestHook>>,
@@ -51,6 +55,7 @@ impl ClientBuilder {
             versions: VersionSet::all(),
             pinned: None,
             era: None,
+            probe_timeout: DEFAULT_PROBE_TIMEOUT,
             engine: EngineConfig {
                 max_message_bytes: ferry_protocol::jsonrpc::DEFAULT_CLIENT_MAX_MESSAGE_BYTES,
                 ..EngineConfig::default()
@@ -95,6 +100,35 @@ impl ClientBuilder {
     /// Speak the newest revision of this era (no probing). Default: negotiate.
     pub fn era(mut self, era: Era) -> Self {
         self.era = Some(era);
+        self
+    }
+
+    /// How long the `server/discover` probe of a negotiating client waits for its answer
+    /// before the client sends `initialize` as well (a session-era server that ignores
+    /// methods it does not know never answers the probe). Default:
+    /// [`DEFAULT_PROBE_TIMEOUT`] (2 s).
+    ///
+    /// An answer to the probe ends the wait at once: a discover result (the stateless
+    /// era), or an error (then `initialize`). After the timeout the probe is still awaited
+    /// alongside `initialize`: a server slow to start that answers the probe after all is
+    /// spoken to in the stateless era (its refusal of `initialize` is then ignored), and
+    /// one that answers `initialize` first in the session era. `Duration::ZERO` sends no
+    /// probe: `initialize` at once. A pinned [`version`](Self::version) or
+    /// [`era`](Self::era) sends none either.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ferry::client::Client;
+    ///
+    /// // A server known to be slow to start: give it longer before `initialize` goes too.
+    /// let builder = Client::builder("app", "1").probe_timeout(Duration::from_millis(5_000));
+    /// # let _ = builder;
+    /// // A server known to be of the session era: no probe.
+    /// let builder = Client::builder("app", "1").probe_timeout(Duration::ZERO);
+    /// # let _ = builder;
+    /// ```
+    pub fn probe_timeout(mut self, timeout: Duration) -> Self {
+        self.probe_timeout = timeout;
         self
     }
 
@@ -291,34 +325,77 @@ async fn negotiate(
             let Some(newest) = builder.versions.newest_of(Era::Stateless) else {
                 return initialize_newest(peer, builder, capabilities).await;
             };
-            match discover(peer, builder, capabilities, newest, Some(PROBE_TIMEOUT)).await {
-                Ok(negotiated) => Ok(negotiated),
-                Err(ClientError::Rpc(error))
-                    if error.code == error_codes::UNSUPPORTED_PROTOCOL_VERSION =>
-                {
-                    // The server is stateless but speaks another revision: pick from its list.
-                    let supported = serde_json::from_value::<UnsupportedProtocolVersionData>(
-                        error.data.clone().unwrap_or_default(),
-                    )
-                    .map(|d| d.supported)
-                    .unwrap_or_default();
-                    match newest_common(&builder.versions, &supported, Era::Stateless) {
-                        Some(v) => discover(peer, builder, capabilities, v, None).await,
-                        None => initialize_newest(peer, builder, capabilities).await,
+            if builder.probe_timeout.is_zero() {
+                return initialize_newest(peer, builder, capabilities).await;
+            }
+            probe(peer, builder, capabilities, newest).await
+        }
+    }
+}
+
+/// Negotiate by probing: `server/discover` first, `initialize` when the server answers it
+/// with an error or not within the probe timeout.
+async fn probe(
+    peer: &crate::engine::Peer,
+    builder: &ClientBuilder,
+    capabilities: &ClientCapabilities,
+    newest: ProtocolVersion,
+) -> Result<Negotiated, ClientError> {
+    // Bounded by the request timeout only: a late answer still counts (below).
+    let discovered = discover(peer, builder, capabilities, newest, None);
+    tokio::pin!(discovered);
+    let answered = match tokio::time::timeout(builder.probe_timeout, &mut discovered).await {
+        Ok(answered) => answered,
+        Err(_) => {
+            // No answer yet: a server that ignores unknown methods, or one slow to start.
+            // `initialize` goes now, and whichever handshake succeeds first is the era.
+            let initialized = initialize_newest(peer, builder, capabilities);
+            tokio::pin!(initialized);
+            return tokio::select! {
+                biased;
+                discovered = &mut discovered => match discovered {
+                    Ok(negotiated) => Ok(negotiated),
+                    Err(_) => initialized.await,
+                },
+                initialized = &mut initialized => match initialized {
+                    Ok(negotiated) => Ok(negotiated),
+                    // A stateless server, slow to start, that took the probe first refuses
+                    // `initialize` on a connection that is stateless now: its answer to
+                    // the probe (due before the refusal) decides.
+                    Err(refused) => {
+                        match tokio::time::timeout(builder.probe_timeout, discovered).await {
+                            Ok(Ok(negotiated)) => Ok(negotiated),
+                            _ => Err(refused),
+                        }
                     }
-                }
-                // A session-era server: no such method, nothing before `initialize`, an
-                // answer that is no discover result (some answer any method with `{}`), or
-                // a transport's refusal (HTTP: a 2024-11-05 server's 405, say).
-                Err(
-                    ClientError::Rpc(_)
-                    | ClientError::Transport(_)
-                    | ClientError::Timeout(_)
-                    | ClientError::InvalidResult(_),
-                ) => initialize_newest(peer, builder, capabilities).await,
-                Err(other) => Err(other),
+                },
+            };
+        }
+    };
+    match answered {
+        Ok(negotiated) => Ok(negotiated),
+        Err(ClientError::Rpc(error)) if error.code == error_codes::UNSUPPORTED_PROTOCOL_VERSION => {
+            // The server is stateless but speaks another revision: pick from its list.
+            let supported = serde_json::from_value::<UnsupportedProtocolVersionData>(
+                error.data.clone().unwrap_or_default(),
+            )
+            .map(|d| d.supported)
+            .unwrap_or_default();
+            match newest_common(&builder.versions, &supported, Era::Stateless) {
+                Some(v) => discover(peer, builder, capabilities, v, None).await,
+                None => initialize_newest(peer, builder, capabilities).await,
             }
         }
+        // A session-era server: no such method, nothing before `initialize`, an answer
+        // that is no discover result (some answer any method with `{}`), or a transport's
+        // refusal (HTTP: a 2024-11-05 server's 405, say).
+        Err(
+            ClientError::Rpc(_)
+            | ClientError::Transport(_)
+            | ClientError::Timeout(_)
+            | ClientError::InvalidResult(_),
+        ) => initialize_newest(peer, builder, capabilities).await,
+        Err(other) => Err(other),
     }
 }
 

@@ -3,7 +3,8 @@
 //! - **Connecting** negotiates the era: by default it probes `server/discover` (the
 //!   stateless era, 2026-07-28) and falls back to `initialize` on the same connection when
 //!   the server does not know it (a session-era server answers `-32601`, or refuses a
-//!   request before `initialize`); [`ClientBuilder::version`] pins a revision instead.
+//!   request before `initialize`) or does not answer it within
+//!   [`ClientBuilder::probe_timeout`]; [`ClientBuilder::version`] pins a revision instead.
 //! - **Calls** are typed, checked against the server's capabilities before they are sent,
 //!   and in the stateless era carry the revision, capabilities and identity in `_meta`.
 //!   `list_all_*` follow pagination.
@@ -57,7 +58,7 @@ use tokio::sync::broadcast;
 
 pub use crate::engine::CallOptions;
 pub use calls::{MAX_PAGES, Subscription};
-pub use connect::ClientBuilder;
+pub use connect::{ClientBuilder, DEFAULT_PROBE_TIMEOUT};
 pub use error::{ClientError, ErrorKind};
 pub use handlers::{ElicitationHandler, RootsHandler, SamplingHandler};
 pub use hook::RequestHook;
