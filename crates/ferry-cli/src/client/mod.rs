@@ -79,8 +79,8 @@ pub(crate) struct Common {
     #[arg(long, value_name = "SECONDS", value_parser = seconds)]
     timeout: Option<Duration>,
     /// How long the `server/discover` probe waits for an answer, in seconds, before
-    /// `initialize` is sent too (default 2; a late answer to the probe still counts); 0
-    /// sends no probe (`initialize` at once).
+    /// `initialize` is sent too (default 2; an HTTP server's probe waits for its answer, up
+    /// to --timeout); a late answer to the probe still counts; 0 sends no probe.
     #[arg(long, value_name = "SECONDS", value_parser = seconds_or_zero)]
     probe_timeout: Option<Duration>,
     /// The largest message accepted from the server, in bytes (default 64 MiB: answers

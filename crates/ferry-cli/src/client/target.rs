@@ -152,8 +152,15 @@ pub(crate) async fn connect_with(
     } else if let Some(era) = common.era() {
         builder = builder.era(era);
     }
-    if let Some(probe) = common.probe_timeout() {
-        builder = builder.probe_timeout(probe);
+    // An HTTP server answers every POST, if only with an error: its probe waits for the
+    // answer unless told otherwise.
+    let request_timeout = common
+        .timeout
+        .unwrap_or(ferry::engine::EngineConfig::default().request_timeout);
+    match (common.probe_timeout(), common.url()) {
+        (Some(probe), _) => builder = builder.probe_timeout(probe),
+        (None, Some(_)) => builder = builder.probe_timeout(request_timeout),
+        (None, None) => {}
     }
     // The engine's limits first: the timeout below is one of them.
     builder = builder.engine(ferry::engine::EngineConfig {

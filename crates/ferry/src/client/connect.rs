@@ -31,7 +31,8 @@ pub struct ClientBuilder {
     versions: VersionSet,
     pinned: Option<ProtocolVersion>,
     era: Option<Era>,
-    probe_timeout: Duration,
+    /// `None`: [`DEFAULT_PROBE_TIMEOUT`], or over HTTP the request timeout.
+    probe_timeout: Option<Duration>,
     engine: EngineConfig,
     handlers: Handlers,
     hook: Option<std::sync::Arc<dyn super::RequestHook>>,
@@ -55,7 +56,7 @@ impl ClientBuilder {
             versions: VersionSet::all(),
             pinned: None,
             era: None,
-            probe_timeout: DEFAULT_PROBE_TIMEOUT,
+            probe_timeout: None,
             engine: EngineConfig {
                 max_message_bytes: ferry_protocol::jsonrpc::DEFAULT_CLIENT_MAX_MESSAGE_BYTES,
                 ..EngineConfig::default()
@@ -106,7 +107,8 @@ impl ClientBuilder {
     /// How long the `server/discover` probe of a negotiating client waits for its answer
     /// before the client sends `initialize` as well (a session-era server that ignores
     /// methods it does not know never answers the probe). Default:
-    /// [`DEFAULT_PROBE_TIMEOUT`] (2 s).
+    /// [`DEFAULT_PROBE_TIMEOUT`] (2 s); for [`connect_http`](Self::connect_http) the
+    /// request timeout, as an HTTP server answers every POST, if only with an error.
     ///
     /// An answer to the probe ends the wait at once: a discover result (the stateless
     /// era), or an error (then `initialize`). After the timeout the probe is still awaited
@@ -128,7 +130,7 @@ impl ClientBuilder {
     /// # let _ = builder;
     /// ```
     pub fn probe_timeout(mut self, timeout: Duration) -> Self {
-        self.probe_timeout = timeout;
+        self.probe_timeout = Some(timeout);
         self
     }
 
@@ -231,7 +233,11 @@ impl ClientBuilder {
     ) -> Result<(Client, crate::http_client::HttpConnection), ClientError> {
         let (transport, connection) = crate::http_client::connect(url, config)
             .map_err(|e| ClientError::Spawn(e.to_string()))?;
-        match self.connect(transport).await {
+        let mut builder = self;
+        builder
+            .probe_timeout
+            .get_or_insert(builder.engine.request_timeout);
+        match builder.connect(transport).await {
             Ok(client) => Ok((client, connection)),
             Err(error) => {
                 connection.close().await;
@@ -325,10 +331,11 @@ async fn negotiate(
             let Some(newest) = builder.versions.newest_of(Era::Stateless) else {
                 return initialize_newest(peer, builder, capabilities).await;
             };
-            if builder.probe_timeout.is_zero() {
+            let timeout = builder.probe_timeout.unwrap_or(DEFAULT_PROBE_TIMEOUT);
+            if timeout.is_zero() {
                 return initialize_newest(peer, builder, capabilities).await;
             }
-            probe(peer, builder, capabilities, newest).await
+            probe(peer, builder, capabilities, newest, timeout).await
         }
     }
 }
@@ -340,11 +347,12 @@ async fn probe(
     builder: &ClientBuilder,
     capabilities: &ClientCapabilities,
     newest: ProtocolVersion,
+    timeout: Duration,
 ) -> Result<Negotiated, ClientError> {
     // Bounded by the request timeout only: a late answer still counts (below).
     let discovered = discover(peer, builder, capabilities, newest, None);
     tokio::pin!(discovered);
-    let answered = match tokio::time::timeout(builder.probe_timeout, &mut discovered).await {
+    let answered = match tokio::time::timeout(timeout, &mut discovered).await {
         Ok(answered) => answered,
         Err(_) => {
             // No answer yet: a server that ignores unknown methods, or one slow to start.
@@ -363,7 +371,7 @@ async fn probe(
                     // `initialize` on a connection that is stateless now: its answer to
                     // the probe (due before the refusal) decides.
                     Err(refused) => {
-                        match tokio::time::timeout(builder.probe_timeout, discovered).await {
+                        match tokio::time::timeout(timeout, discovered).await {
                             Ok(Ok(negotiated)) => Ok(negotiated),
                             _ => Err(refused),
                         }
