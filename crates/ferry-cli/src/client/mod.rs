@@ -79,7 +79,7 @@ pub(crate) struct Common {
     #[arg(long, value_name = "SECONDS", value_parser = seconds)]
     timeout: Option<Duration>,
     /// How long the `server/discover` probe waits for an answer, in seconds, before
-    /// `initialize` is sent too (default 2; an HTTP server's probe waits for its answer, up
+    /// `initialize` is sent too (default 3; an HTTP server's probe waits for its answer, up
     /// to --timeout); a late answer to the probe still counts; 0 sends no probe.
     #[arg(long, value_name = "SECONDS", value_parser = seconds_or_zero)]
     probe_timeout: Option<Duration>,
