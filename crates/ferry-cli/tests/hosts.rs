@@ -5,7 +5,8 @@
 //! HTTP and 2024-11-05 HTTP+SSE); JSONC comments kept; a different entry of the same name
 //! refused without `--force`; the search order (`--config`, the project, the user) and the
 //! shadowed duplicates; the hosts' variables, `env` passed to the child and `headers` sent
-//! (an `Authorization` header turning the CLI's own OAuth off).
+//! (an `Authorization` header turning the CLI's own OAuth off); `ferry inspect` reading a
+//! named server's entry once, when it connects.
 //!
 //! Every run points `HOME`, `XDG_CONFIG_HOME` and the current directory at a scratch
 //! directory of its own: the real user's files are never read.
@@ -770,4 +771,64 @@ fn named_servers_are_usage_checked() {
     );
     // ...and skipped by the search, which still finds the others.
     echo_through(&place, &["--server", "local"]);
+}
+
+/// `GET path` of the inspector at `url` (its printed URL, token included), as JSON.
+fn inspector_get(url: &str, path: &str) -> Value {
+    let rest = url.strip_prefix("http://").expect("an http URL");
+    let (host, query) = rest.split_once('/').expect("a path");
+    let token = query.rsplit("token=").next().unwrap_or_default();
+    let mut stream = std::net::TcpStream::connect(host).expect("connect to the inspector");
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nX-Ferry-Token: {token}\r\nConnection: close\r\n\r\n"
+    )
+    .expect("send");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).expect("read");
+    let (head, body) = answer.split_once("\r\n\r\n").expect("a response");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"))
+}
+
+#[test]
+fn the_inspector_reads_a_named_servers_entry_once() {
+    let place = Place::new("inspect-once");
+    let config = place.root.join("mine.json");
+    place.write(
+        &config,
+        &json!({"mcpServers": {"mine": {"command": FERRY, "args": ["serve"]}}}),
+    );
+    let config_arg = config.display().to_string();
+    let args = [
+        "inspect",
+        "--no-browser",
+        "--config",
+        &config_arg,
+        "--server",
+        "mine",
+    ];
+    let mut child = place
+        .command(&args, &[])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start ferry inspect");
+    let mut url = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut url)
+        .expect("ferry inspect prints its URL");
+    let target = || inspector_get(url.trim(), "/api/state")["connections"][0]["target"].clone();
+    let before = target();
+    // The entry is gone: the connection still names the server its entry gave.
+    std::fs::remove_file(&config).expect("remove the file");
+    let after = target();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(
+        before,
+        json!({"kind": "stdio", "command": [FERRY, "serve"]})
+    );
+    assert_eq!(after, before);
 }
