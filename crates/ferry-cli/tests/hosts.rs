@@ -775,13 +775,20 @@ fn named_servers_are_usage_checked() {
 
 /// `GET path` of the inspector at `url` (its printed URL, token included), as JSON.
 fn inspector_get(url: &str, path: &str) -> Value {
+    inspector_request(url, "GET", path, "")
+}
+
+/// `METHOD path` with a JSON `body` to the inspector at `url`, as JSON.
+fn inspector_request(url: &str, method: &str, path: &str, body: &str) -> Value {
     let rest = url.strip_prefix("http://").expect("an http URL");
     let (host, query) = rest.split_once('/').expect("a path");
     let token = query.rsplit("token=").next().unwrap_or_default();
     let mut stream = std::net::TcpStream::connect(host).expect("connect to the inspector");
     write!(
         stream,
-        "GET {path} HTTP/1.1\r\nHost: {host}\r\nX-Ferry-Token: {token}\r\nConnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nX-Ferry-Token: {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
     )
     .expect("send");
     let mut answer = String::new();
@@ -831,4 +838,64 @@ fn the_inspector_reads_a_named_servers_entry_once() {
         json!({"kind": "stdio", "command": [FERRY, "serve"]})
     );
     assert_eq!(after, before);
+}
+
+/// The inspector's "check" runs `ferry check` on the named server's entry (its command and
+/// environment), not on the reference server.
+#[test]
+fn the_inspectors_check_runs_on_a_named_servers_entry() {
+    let place = Place::new("inspect-check");
+    let config = place.root.join("mine.json");
+    let log = place.root.join("started.log");
+    place.write(
+        &config,
+        &json!({"mcpServers": {"mine": {
+            "command": "sh",
+            "args": ["-c", "echo \"$MARK\" >> \"$1\"; exec \"$0\" serve", FERRY, log.display().to_string()],
+            "env": {"MARK": "from-the-entry"},
+        }}}),
+    );
+    let config_arg = config.display().to_string();
+    let args = [
+        "inspect",
+        "--no-browser",
+        "--config",
+        &config_arg,
+        "--server",
+        "mine",
+    ];
+    let mut child = place
+        .command(&args, &[])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start ferry inspect");
+    let mut url = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut url)
+        .expect("ferry inspect prints its URL");
+    let conn = inspector_get(url.trim(), "/api/state")["connections"][0]["id"].clone();
+    let started = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    assert_eq!(started(), 1, "the inspector's own connection");
+    let answer = inspector_request(
+        url.trim(),
+        "POST",
+        "/api/check",
+        &json!({"conn": conn}).to_string(),
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(answer["report"].is_object(), "{answer}");
+    let lines = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        started() > 1,
+        "ferry check started the entry's server: {lines:?}"
+    );
+    assert!(lines.lines().all(|l| l == "from-the-entry"), "{lines:?}");
 }

@@ -469,8 +469,11 @@ async fn check(app: &Arc<App>, request: OnConn) -> Result<Value, Failure> {
             format!("cannot find the ferry binary: {e}"),
         )
     })?;
+    // A server named from a host's file is checked as its entry says (command or URL,
+    // environment, working directory), looked up now as a reconnection would.
+    let target = conn.common.resolved().map_err(bad)?;
     let mut words: Vec<String> = vec!["check".into(), "--json".into()];
-    match (conn.common.url(), conn.common.server()) {
+    match (target.url(), target.server()) {
         (Some(url), _) => words.push(url.to_owned()),
         (None, []) => words.extend([
             "--".into(),
@@ -483,10 +486,15 @@ async fn check(app: &Arc<App>, request: OnConn) -> Result<Value, Failure> {
         }
     }
     let output = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(exe)
+        let mut command = std::process::Command::new(exe);
+        command
             .args(&words)
-            .stdin(std::process::Stdio::null())
-            .output()
+            .envs(target.env().iter().map(|(k, v)| (k, v)))
+            .stdin(std::process::Stdio::null());
+        if let Some(cwd) = target.cwd() {
+            command.current_dir(cwd);
+        }
+        command.output()
     })
     .await
     .map_err(|_| Failure::new(StatusCode::INTERNAL_SERVER_ERROR, "the check stopped"))?
