@@ -236,19 +236,7 @@ async fn run(addr: &str, op: Op, turn: usize) -> Result<(), String> {
             c.stateless(4, "server/discover", json!({})).await?;
             let elicit = json!({"name": "elicit", "arguments": {"message": "Who are you?"}});
             let first = c.stateless(5, "tools/call", elicit.clone()).await?;
-            if first["resultType"] != "input_required" {
-                return Err(format!("elicit: {first}"));
-            }
-            let mut responses = serde_json::Map::new();
-            for key in first["inputRequests"].as_object().into_iter().flatten() {
-                responses.insert(
-                    key.0.clone(),
-                    json!({"action": "accept", "content": {"name": "Ada", "colour": "blue"}}),
-                );
-            }
-            let mut retry = elicit;
-            retry["inputResponses"] = responses.into();
-            retry["requestState"] = first["requestState"].clone();
+            let retry = super::answer_elicitation(elicit, &first)?;
             let done = c.stateless(6, "tools/call", retry).await?;
             if done["resultType"] != "complete" || done["isError"] == true {
                 return Err(format!("elicit retried: {done}"));

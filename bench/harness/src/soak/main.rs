@@ -311,6 +311,24 @@ fn flatness(samples: &[&Value], server: &str, figure: &str) -> Value {
     })
 }
 
+/// The retry of a stateless `elicit` call whose `first` answer asked for input: every
+/// input request accepted with the same form.
+pub(crate) fn answer_elicitation(mut call: Value, first: &Value) -> Result<Value, String> {
+    if first["resultType"] != "input_required" {
+        return Err(format!("elicit: {first}"));
+    }
+    let mut responses = serde_json::Map::new();
+    for key in first["inputRequests"].as_object().into_iter().flatten() {
+        responses.insert(
+            key.0.clone(),
+            json!({"action": "accept", "content": {"name": "Ada", "colour": "blue"}}),
+        );
+    }
+    call["inputResponses"] = responses.into();
+    call["requestState"] = first["requestState"].clone();
+    Ok(call)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -239,19 +239,7 @@ async fn stateless_round(client: &mut Client, turn: usize) -> Result<(), String>
     }
     let elicit = stateless(json!({"name": "elicit", "arguments": {"message": "Who are you?"}}));
     let first = client.call("tools/call", elicit.clone(), |_| {}).await?;
-    if first["resultType"] != "input_required" {
-        return Err(format!("elicit: {first}"));
-    }
-    let mut responses = serde_json::Map::new();
-    for key in first["inputRequests"].as_object().into_iter().flatten() {
-        responses.insert(
-            key.0.clone(),
-            json!({"action": "accept", "content": {"name": "Ada", "colour": "blue"}}),
-        );
-    }
-    let mut retry = elicit;
-    retry["inputResponses"] = responses.into();
-    retry["requestState"] = first["requestState"].clone();
+    let retry = super::answer_elicitation(elicit, &first)?;
     let done = client.call("tools/call", retry, |_| {}).await?;
     if done["resultType"] != "complete" || done["isError"] == true {
         return Err(format!("elicit retried: {done}"));
