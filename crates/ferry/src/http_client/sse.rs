@@ -203,6 +203,10 @@ fn present<'de, D: serde::Deserializer<'de>>(value: D) -> Result<bool, D::Error>
 
 /// The id of `data` when it is a response (an id and no method).
 pub(crate) fn response_id(data: &[u8]) -> Option<RequestId> {
+    // Only an object: serde would also read a struct from an array (`[2]` as id 2).
+    if data.trim_ascii_start().first() != Some(&b'{') {
+        return None;
+    }
     let probe = serde_json::from_slice::<Probe>(data).ok()?;
     if probe.method {
         return None;
@@ -391,6 +395,7 @@ mod tests {
             response_id(br#"{"jsonrpc":"2.0","id":2,"method":null}"#),
             None
         );
+        assert_eq!(response_id(b" [2\n]"), None);
         assert_eq!(
             response_id(br#"{"jsonrpc":"2.0","id":2,"method":"x"}"#),
             None
