@@ -115,8 +115,8 @@ pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
 /// `server://info`, so a client can tell its cancellation reached the tool).
 pub(crate) static COUNTDOWNS_CANCELLED: AtomicU64 = AtomicU64::new(0);
 
-/// Counts a countdown that ends unfinished: cancelled through its token, or dropped (the
-/// engine drops a cancelled request's handler).
+/// Counts a countdown that ends unfinished: the engine drops a cancelled request's handler
+/// at its next `.await`, and this guard's `Drop` runs then.
 struct CountIfUnfinished {
     finished: bool,
 }
@@ -134,10 +134,8 @@ async fn countdown(args: CountdownArgs, cx: Context) -> CallToolResult {
     let steps = args.steps.clamp(1, 1000);
     let interval = Duration::from_millis(args.interval_ms.unwrap_or(100).min(10_000));
     for step in 1..=steps {
-        tokio::select! {
-            () = cx.cancel.cancelled() => return CallToolResult::error("cancelled"),
-            () = tokio::time::sleep(interval) => {}
-        }
+        // A cancelled call is dropped here, at its sleep: the guard counts it.
+        tokio::time::sleep(interval).await;
         if let Some(progress) = &cx.progress {
             let message = format!("step {step} of {steps}");
             let _ = progress

@@ -16,6 +16,12 @@ use tokio::sync::Notify;
 /// Cancelled when a request is cancelled (the peer sent `notifications/cancelled`, or the
 /// connection ended past its grace period). Clones share one state: cancelling any of
 /// them cancels them all.
+///
+/// The engine drops a cancelled request's handler at its next `.await`, so a handler
+/// awaiting [`cancelled`](Self::cancelled) in a `select!` is dropped before that branch
+/// runs: clean-up belongs in a guard's `Drop`. The token is for work the handler's future
+/// does not own (a thread, a spawned task), which checks [`is_cancelled`](Self::is_cancelled)
+/// or awaits `cancelled`.
 #[derive(Clone, Default)]
 pub struct Cancellation {
     inner: Arc<Inner>,

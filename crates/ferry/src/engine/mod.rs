@@ -104,7 +104,9 @@ pub type HandlerResult = Result<ResultJson, ErrorObject>;
 pub struct RequestContext {
     /// The request's id.
     pub id: RequestId,
-    /// Cancelled when the peer cancels the request or the connection ends.
+    /// Cancelled when the peer cancels the request or the connection ends. The handler's
+    /// future is then dropped at its next `.await` without a response: the token is for
+    /// work the future does not own (a thread, a spawned task).
     pub cancel: Cancellation,
     /// Cancelled when the peer has hung up (no more input): in-flight requests have the
     /// shutdown grace period to answer, so a long-lived request (a subscription stream)

@@ -20,7 +20,9 @@ pub struct Context {
     /// version, capabilities and identity). Shared: requests without one share an empty
     /// one, so the context stays small as it is moved to the handler.
     pub meta: Arc<RequestMeta>,
-    /// Cancelled when the client cancels the request or hangs up.
+    /// Cancelled when the client cancels the request or hangs up. The handler's future is
+    /// then dropped at its next `.await` (clean-up goes in a guard's `Drop`): the token is
+    /// for work the future does not own (see [`Cancel`](super::Cancel)).
     pub cancel: Cancellation,
     /// Present when the client asked for progress.
     pub progress: Option<ProgressReporter>,

@@ -151,6 +151,55 @@ impl Progress {
 }
 
 /// The request's cancellation token: cancelled when the client cancels or hangs up.
+///
+/// A cancelled request's handler is dropped at its next `.await` and no response is sent,
+/// so an async handler needs no token to stop, and a `select!` on
+/// [`cancelled`](Cancellation::cancelled) never gets to run its branch: code that must run
+/// when the call is abandoned (releasing a lock, noting the cancellation, removing a
+/// temporary file) belongs in a guard's [`Drop`], which runs then as on every other way
+/// out. The token is for work the handler's future does not own: a thread,
+/// `spawn_blocking`, a spawned task, a loop without `.await`.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicBool, Ordering};
+/// use ferry::server::{Cancel, Server, State};
+///
+/// /// Set when a call ended without finishing.
+/// struct Abandoned(Arc<AtomicBool>);
+///
+/// /// Runs on every way out of the handler: returned, failed, or dropped when cancelled.
+/// struct CleanUp {
+///     abandoned: Arc<AtomicBool>,
+///     finished: bool,
+/// }
+///
+/// impl Drop for CleanUp {
+///     fn drop(&mut self) {
+///         if !self.finished {
+///             self.abandoned.store(true, Ordering::SeqCst);
+///         }
+///     }
+/// }
+///
+/// async fn slow(abandoned: State<Abandoned>, cancel: Cancel) -> String {
+///     let mut guard = CleanUp { abandoned: abandoned.0.clone(), finished: false };
+///     // Blocking work watches the token itself (the engine cannot drop a thread).
+///     let token = cancel.0.clone();
+///     let steps = tokio::task::spawn_blocking(move || {
+///         (0..100).take_while(|_| !token.is_cancelled()).count()
+///     });
+///     let steps = steps.await.unwrap_or(0);
+///     guard.finished = true;
+///     format!("{steps} steps")
+/// }
+///
+/// let server = Server::builder("s", "1")
+///     .state(Abandoned(Arc::default()))
+///     .tool("slow", "Slow work", slow)
+///     .build();
+/// # let _ = server;
+/// ```
 #[derive(Clone, Debug)]
 pub struct Cancel(pub Cancellation);
 

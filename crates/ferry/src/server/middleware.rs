@@ -38,7 +38,8 @@ pub struct RequestInfo {
     pub params: Option<Arc<str>>,
     /// The request's `_meta` (empty when it has none).
     pub meta: Arc<RequestMeta>,
-    /// Cancelled when the client cancels the request or hangs up.
+    /// Cancelled when the client cancels the request or hangs up (the chain's future is
+    /// then dropped at its next `.await`; see [`Cancel`](super::Cancel)).
     pub cancel: Cancellation,
     pub(crate) attachment: Option<Attachment>,
 }
