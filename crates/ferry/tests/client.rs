@@ -75,7 +75,6 @@ fn server(versions: VersionSet) -> Server {
     let mut builder = Server::builder("test", "1")
         .versions(versions)
         .page_size(2)
-        .logging()
         .state(Stopped(AtomicBool::new(false)))
         .tool(
             "echo",

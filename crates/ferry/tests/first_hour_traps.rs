@@ -8,7 +8,10 @@ use std::time::Duration;
 
 use ferry::client::{CallOptions, Client, ClientError};
 use ferry::engine::Transport;
-use ferry::server::{Cancel, Server, State};
+use ferry::protocol::Era;
+use ferry::protocol::ProtocolVersion::*;
+use ferry::protocol::types::LoggingLevel;
+use ferry::server::{Cancel, Context, Server, State, TestClient};
 use serde_json::json;
 
 /// What a cancelled handler did: its `select!` branch on the token, its guard's `Drop`.
@@ -88,4 +91,49 @@ async fn a_cancelled_handler_is_dropped_and_its_guard_runs() {
     assert!(!seen.cancel_branch.load(Ordering::SeqCst));
     // The connection goes on.
     assert!(client.list_tools(None).await.is_ok());
+}
+
+async fn chatty(cx: Context) -> String {
+    let sent = cx.log(LoggingLevel::Info, Some("chatty"), "hello").await;
+    sent.to_string()
+}
+
+#[tokio::test]
+async fn handlers_log_without_declaring_logging_and_can_be_silenced() {
+    let talking = Server::builder("talking", "1")
+        .tool("chatty", "Logs", chatty)
+        .build();
+    let quiet = Server::builder("quiet", "1")
+        .without_logging()
+        .tool("chatty", "Logs", chatty)
+        .build();
+    let wants_logs = json!({"_meta": {"io.modelcontextprotocol/logLevel": "debug"}});
+    for version in [V2024_11_05, V2025_06_18, V2025_11_25, V2026_07_28] {
+        let mut client = TestClient::connect(&talking, version).await.unwrap();
+        if version.era() == Era::Session {
+            client
+                .request("logging/setLevel", json!({"level": "info"}))
+                .await
+                .unwrap();
+        }
+        let mut params = json!({"name": "chatty", "arguments": {}});
+        if version.era() == Era::Stateless {
+            params["_meta"] = wants_logs["_meta"].clone();
+        }
+        let result = client.request("tools/call", params.clone()).await.unwrap();
+        assert_eq!(result["content"][0]["text"], "true", "{version}");
+        let (method, message) = client.next_notification().await.unwrap();
+        assert_eq!(method, "notifications/message", "{version}");
+        assert_eq!(message["data"], "hello", "{version}");
+
+        let client = TestClient::connect(&quiet, version).await.unwrap();
+        if version.era() == Era::Session {
+            let refused = client
+                .request("logging/setLevel", json!({"level": "info"}))
+                .await;
+            assert!(refused.is_err(), "{version}: no logging, no setLevel");
+        }
+        let result = client.request("tools/call", params).await.unwrap();
+        assert_eq!(result["content"][0]["text"], "false", "{version}");
+    }
 }

@@ -44,7 +44,6 @@ fn server(lookup_waits: bool, started: mpsc::UnboundedSender<&'static str>) -> S
     };
     let on_lookup = started.clone();
     let mut builder = Server::builder("legacy-renewal", "1.0.0")
-        .logging()
         .tool(
             "echo",
             "Echo",

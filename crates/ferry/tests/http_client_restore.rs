@@ -28,7 +28,7 @@ fn resource(uri: &str) -> Resource {
 }
 
 fn server() -> Server {
-    let mut builder = Server::builder("restore", "1.0.0").logging().tool(
+    let mut builder = Server::builder("restore", "1.0.0").tool(
         "log",
         "Logs at info, then at warning",
         |_a: Nothing, cx: Context| async move {

@@ -27,7 +27,6 @@ fn server() -> Server {
     let notes: Resource = serde_json::from_value(json!({"uri": "memo://notes", "name": "notes"}))
         .expect("a resource");
     Server::builder("shared-test", "1.0.0")
-        .logging()
         .tool(
             "echo",
             "Echo",

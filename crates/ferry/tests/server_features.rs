@@ -28,7 +28,6 @@ struct Greeting {
 fn server() -> Server {
     let mut builder = Server::builder("features", "1.0.0")
         .page_size(2)
-        .logging()
         .tool(
             "echo",
             "Echo",
@@ -451,7 +450,6 @@ async fn tracing_events_in_handlers_reach_their_client() {
     let subscriber = tracing_subscriber::registry().with(ferry::server::ClientLogLayer::new());
     let _guard = tracing::subscriber::set_default(subscriber);
     let server = Server::builder("traced", "1")
-        .logging()
         .tool(
             "work",
             "Log through tracing",

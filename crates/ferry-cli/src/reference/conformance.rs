@@ -43,8 +43,7 @@ pub(crate) fn server() -> Server {
         .instructions(
             "The fixture of the MCP conformance suite's server scenarios: test_* tools, \
              test:// resources, test_* prompts.",
-        )
-        .logging();
+        );
     let builder = tools::register(builder);
     let builder = resources::register(builder);
     prompts::register(builder).build()

@@ -70,7 +70,6 @@ pub(crate) fn server_with(request_state_key: Option<[u8; 32]>, traced: bool) -> 
         .instructions(
             "The Ferry reference server: every MCP server feature. Read ferry://readme for the list.",
         )
-        .logging()
         .tool(
             "echo",
             "Send the text back unchanged.",

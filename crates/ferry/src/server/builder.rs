@@ -127,7 +127,7 @@ impl Server {
                 versions: VersionSet::all(),
                 engine: EngineConfig::default(),
                 page_size: DEFAULT_PAGE_SIZE,
-                logging: false,
+                logging: true,
                 tools: Registry::new(Entries::default()),
                 resources: Registry::new(Entries::default()),
                 templates: Registry::new(Entries::default()),
@@ -356,10 +356,35 @@ impl ServerBuilder {
         self
     }
 
-    /// Declare the `logging` capability: clients may set a level, and
-    /// [`Context::log`] sends `notifications/message`.
+    /// Declare the `logging` capability, as a server does by default: clients may set a
+    /// level, and [`Context::log`] sends `notifications/message`.
+    #[deprecated(
+        note = "the `logging` capability is declared by default; `without_logging` turns it off"
+    )]
     pub fn logging(mut self) -> Self {
         self.settings.logging = true;
+        self
+    }
+
+    /// Do not declare the `logging` capability (declared by default): `logging/setLevel`
+    /// is then refused as an unknown method, and [`Context::log`] sends nothing and
+    /// returns `false`.
+    ///
+    /// ```
+    /// use ferry::protocol::ProtocolVersion;
+    /// use ferry::server::{Server, TestClient};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let quiet = Server::builder("quiet", "1").without_logging().build();
+    /// let client = TestClient::connect(&quiet, ProtocolVersion::V2025_06_18).await.unwrap();
+    /// let refused = client
+    ///     .request("logging/setLevel", serde_json::json!({"level": "info"}))
+    ///     .await;
+    /// assert!(refused.is_err());
+    /// # }
+    /// ```
+    pub fn without_logging(mut self) -> Self {
+        self.settings.logging = false;
         self
     }
 

@@ -33,7 +33,6 @@ pub(crate) struct Ticks {
 /// `ask`: logs "asking {text}", asks the client's model `text`, answers what it said.
 pub(crate) fn server() -> Server {
     Server::builder("http-test", "1.0.0")
-        .logging()
         .tool(
             "echo",
             "Echo",
