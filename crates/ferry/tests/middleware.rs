@@ -305,6 +305,28 @@ async fn the_rate_limit_refuses_past_the_burst_and_says_when_to_retry() {
 }
 
 #[tokio::test]
+async fn the_rate_limit_does_not_count_the_handshake() {
+    let server = Server::builder("r", "1")
+        .middleware(RateLimit::per_principal(0.01, 1))
+        .tool("quick", "Quick", |_: ()| async { "quick" })
+        .build();
+    // `initialize` and `ping` (session era), `server/discover` (stateless era) are free:
+    // the one request of the burst is the first call.
+    for version in [V2025_06_18, V2026_07_28] {
+        let client = TestClient::connect(&server, version).await.unwrap();
+        if version == V2026_07_28 {
+            client.request("server/discover", json!({})).await.unwrap();
+        } else {
+            client.request("ping", json!({})).await.unwrap();
+        }
+        client.call_tool("quick", json!({})).await.unwrap();
+        let refused = error_of(client.call_tool("quick", json!({})).await);
+        assert_eq!(refused.code, -32000, "{version}");
+        client.close().await;
+    }
+}
+
+#[tokio::test]
 async fn authorize_refuses_what_its_check_refuses() {
     let server = Server::builder("a", "1")
         .middleware(Authorize::new(|request: &RequestInfo| {

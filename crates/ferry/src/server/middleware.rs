@@ -329,7 +329,18 @@ impl Middleware for ConcurrencyLimit {
 
 /// At most `burst` requests at once and `per_second` on average per principal (a token
 /// bucket); a request over the rate is refused with `-32000` saying when to retry (its
-/// `data.retryAfterMs`). `ping` is not counted.
+/// `data.retryAfterMs`). The handshake (`initialize`, `server/discover`) and `ping` are
+/// not counted, nor are notifications: a caller's budget is for its own requests.
+///
+/// ```
+/// use ferry::server::{RateLimit, Server};
+///
+/// // Two requests at once, then one every two seconds, per caller.
+/// let server = Server::builder("limited", "1")
+///     .middleware(RateLimit::per_principal(0.5, 2))
+///     .build();
+/// # let _ = server;
+/// ```
 #[derive(Clone, Debug)]
 pub struct RateLimit {
     per_second: f64,
@@ -381,8 +392,10 @@ impl Middleware for RateLimit {
         next: Next<'a>,
     ) -> BoxFuture<'a, HandlerResult> {
         Box::pin(async move {
-            if request.method != "ping"
-                && let Err(wait) = self.take(request.principal())
+            if !matches!(
+                request.method.as_str(),
+                "ping" | "initialize" | "server/discover"
+            ) && let Err(wait) = self.take(request.principal())
             {
                 let retry_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).max(1);
                 return Err(ErrorObject::new(
