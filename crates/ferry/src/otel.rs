@@ -66,7 +66,7 @@ use serde_json::Value;
 #[cfg(feature = "server")]
 use crate::engine::HandlerResult;
 #[cfg(feature = "server")]
-use crate::server::{BoxFuture, Middleware, Next, RequestInfo};
+use crate::server::{BoxFuture, Middleware, Next, RequestInfo, is_tool_error};
 
 mod export;
 
@@ -179,19 +179,6 @@ fn metric_attributes(
         attributes.push(KeyValue::new(ERROR_TYPE, error.to_owned()));
     }
     attributes
-}
-
-/// Whether the result text of a `tools/call` is an `isError` result: a quick look for the
-/// member first, then a parse of the top level only when it is there (`"isError":true`
-/// may also occur inside `structuredContent`).
-fn is_tool_error(result: &str) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Flag {
-        #[serde(rename = "isError", default)]
-        is_error: Option<bool>,
-    }
-    result.contains("\"isError\":true")
-        && serde_json::from_str::<Flag>(result).is_ok_and(|f| f.is_error == Some(true))
 }
 
 /// Reads `traceparent` and `tracestate` from a `_meta` object (strings only: anything
@@ -605,18 +592,6 @@ pub(crate) struct ClientOtel {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tool_errors_are_found_at_the_top_level_only() {
-        assert!(is_tool_error(r#"{"content":[],"isError":true}"#));
-        assert!(!is_tool_error(r#"{"content":[],"isError":false}"#));
-        assert!(!is_tool_error(
-            r#"{"content":[],"structuredContent":{"isError":true}}"#
-        ));
-        assert!(!is_tool_error(
-            r#"{"content":[{"type":"text","text":"\"isError\":true"}]}"#
-        ));
-    }
 
     #[test]
     fn malformed_trace_context_is_ignored() {

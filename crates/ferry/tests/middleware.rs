@@ -222,18 +222,32 @@ async fn metrics_count_calls_and_errors_per_target() {
     let server = Server::builder("m", "1")
         .middleware(metrics.clone())
         .tool("fine", "Fine", |_: ()| async { "fine" })
+        .tool("failing", "Fails", |_: ()| async {
+            Err::<String, _>("the disk is full")
+        })
         .build();
     let client = TestClient::connect(&server, V2026_07_28).await.unwrap();
     for _ in 0..3 {
         client.call_tool("fine", json!({})).await.unwrap();
     }
     error_of(client.call_tool("missing", json!({})).await);
+    let failed = client.call_tool("failing", json!({})).await.unwrap();
+    assert_eq!(failed["isError"], true);
     let snapshot = metrics.snapshot();
     let fine = snapshot[&("tools/call".to_owned(), Some("fine".to_owned()))];
-    assert_eq!((fine.count, fine.errors), (3, 0));
+    assert_eq!((fine.count, fine.errors, fine.tool_errors), (3, 0, 0));
     assert!(fine.max <= fine.total && fine.total > std::time::Duration::ZERO);
     let missing = snapshot[&("tools/call".to_owned(), Some("missing".to_owned()))];
-    assert_eq!((missing.count, missing.errors), (1, 1));
+    assert_eq!(
+        (missing.count, missing.errors, missing.tool_errors),
+        (1, 1, 0)
+    );
+    // An `isError` result is an error too, told apart from JSON-RPC errors.
+    let failing = snapshot[&("tools/call".to_owned(), Some("failing".to_owned()))];
+    assert_eq!(
+        (failing.count, failing.errors, failing.tool_errors),
+        (1, 1, 1)
+    );
     client.close().await;
 }
 

@@ -186,15 +186,26 @@ impl<'a> Next<'a> {
     }
 }
 
-/// Counts, errors and durations of requests, per method and target.
+/// Counts, errors and durations of requests, per method and target. A tool result that
+/// says `isError` counts as an error (and in [`OperationStats::tool_errors`]), as a
+/// JSON-RPC error does.
 ///
 /// ```
-/// use ferry::server::{Metrics, Server};
+/// use ferry::protocol::ProtocolVersion;
+/// use ferry::server::{Metrics, Server, TestClient};
 ///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
 /// let metrics = Metrics::new();
-/// let server = Server::builder("m", "1").middleware(metrics.clone()).build();
-/// assert!(metrics.snapshot().is_empty());
-/// # let _ = server;
+/// let server = Server::builder("m", "1")
+///     .middleware(metrics.clone())
+///     .tool("fail", "Fails", |_: ()| async { Err::<String, _>("no disk") })
+///     .build();
+/// let client = TestClient::connect(&server, ProtocolVersion::V2025_06_18).await.unwrap();
+/// client.call_tool("fail", serde_json::json!({})).await.unwrap(); // an isError result
+/// let fail = metrics.snapshot()[&("tools/call".to_owned(), Some("fail".to_owned()))];
+/// assert_eq!((fail.count, fail.errors, fail.tool_errors), (1, 1, 1));
+/// # }
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct Metrics {
@@ -210,8 +221,12 @@ pub type OperationTable = HashMap<(String, Option<String>), OperationStats>;
 pub struct OperationStats {
     /// Requests answered.
     pub count: u64,
-    /// Of which answered with a JSON-RPC error.
+    /// Of which failed: answered with a JSON-RPC error, or (`tools/call`) with a result
+    /// that says `isError`.
     pub errors: u64,
+    /// Of the errors, the `isError` tool results (the tool ran and reported a failure);
+    /// the others are JSON-RPC errors.
+    pub tool_errors: u64,
     /// Time spent answering, in all.
     pub total: Duration,
     /// The longest answer.
@@ -244,13 +259,29 @@ impl Middleware for Metrics {
             let stats = table
                 .entry((request.method.clone(), request.target.clone()))
                 .or_default();
+            let tool_error = request.method == "tools/call"
+                && result.as_ref().is_ok_and(|json| is_tool_error(json.get()));
             stats.count += 1;
-            stats.errors += u64::from(result.is_err());
+            stats.errors += u64::from(result.is_err() || tool_error);
+            stats.tool_errors += u64::from(tool_error);
             stats.total += took;
             stats.max = stats.max.max(took);
             result
         })
     }
+}
+
+/// Whether the result text of a `tools/call` is an `isError` result: a quick look for the
+/// member first, then a parse of the top level only when it is there (`"isError":true`
+/// may also occur inside `structuredContent`).
+pub(crate) fn is_tool_error(result: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Flag {
+        #[serde(rename = "isError", default)]
+        is_error: Option<bool>,
+    }
+    result.contains("\"isError\":true")
+        && serde_json::from_str::<Flag>(result).is_ok_and(|f| f.is_error == Some(true))
 }
 
 /// At most `limit` requests in flight per principal ([`RequestInfo::principal`]); one
@@ -536,5 +567,22 @@ impl Middleware for LogRequests {
             );
             result
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_tool_error;
+
+    #[test]
+    fn tool_errors_are_found_at_the_top_level_only() {
+        assert!(is_tool_error(r#"{"content":[],"isError":true}"#));
+        assert!(!is_tool_error(r#"{"content":[],"isError":false}"#));
+        assert!(!is_tool_error(
+            r#"{"content":[],"structuredContent":{"isError":true}}"#
+        ));
+        assert!(!is_tool_error(
+            r#"{"content":[{"type":"text","text":"\"isError\":true"}]}"#
+        ));
     }
 }
