@@ -8,10 +8,12 @@ use std::time::Duration;
 
 use ferry::client::{CallOptions, Client, ClientError};
 use ferry::engine::Transport;
-use ferry::protocol::Era;
-use ferry::protocol::ProtocolVersion::*;
+use ferry::protocol::ProtocolVersion::{self, *};
 use ferry::protocol::types::LoggingLevel;
-use ferry::server::{Cancel, Context, Server, State, TestClient};
+use ferry::protocol::{Era, Feature};
+use ferry::schemars::JsonSchema;
+use ferry::server::{Cancel, Context, Json, Server, State, TestClient};
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 /// What a cancelled handler did: its `select!` branch on the token, its guard's `Drop`.
@@ -135,5 +137,105 @@ async fn handlers_log_without_declaring_logging_and_can_be_silenced() {
         }
         let result = client.request("tools/call", params).await.unwrap();
         assert_eq!(result["content"][0]["text"], "false", "{version}");
+    }
+}
+
+/// An item of a list output.
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+struct Tag {
+    name: String,
+}
+
+async fn tag_names(_: ()) -> Json<Vec<String>> {
+    Json(vec!["red".into(), "blue".into()])
+}
+
+async fn tags(_: ()) -> Json<Vec<Tag>> {
+    Json(vec![Tag { name: "red".into() }])
+}
+
+async fn answer(_: ()) -> Json<u32> {
+    Json(42)
+}
+
+fn structured_server() -> Server {
+    Server::builder("structured", "1")
+        .tool("tag_names", "Tag names", tag_names)
+        .tool("tags", "Tags", tags)
+        .tool("answer", "The answer", answer)
+        .build()
+}
+
+#[tokio::test]
+async fn non_object_structured_output_is_wrapped_where_the_revision_needs_an_object() {
+    let server = structured_server();
+    for version in ProtocolVersion::ALL {
+        let client = TestClient::connect(&server, version).await.unwrap();
+        let listed = client.request("tools/list", json!({})).await.unwrap();
+        let schema_of = |name: &str| {
+            listed["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|tool| tool["name"] == name)
+                .unwrap()
+                .get("outputSchema")
+                .cloned()
+        };
+        let names = client.call_tool("tag_names", json!({})).await.unwrap();
+        // The text block is the value itself, in every revision.
+        assert_eq!(
+            names["content"][0]["text"], r#"["red","blue"]"#,
+            "{version}"
+        );
+        let answered = client.call_tool("answer", json!({})).await.unwrap();
+        if !version.has(Feature::StructuredOutput) {
+            assert_eq!(schema_of("tag_names"), None, "{version}");
+            assert!(names.get("structuredContent").is_none(), "{version}");
+        } else if version < V2026_07_28 {
+            let schema = schema_of("tag_names").expect("an output schema");
+            assert_eq!(schema["type"], "object", "{version}");
+            assert_eq!(schema["required"], json!(["result"]), "{version}");
+            assert_eq!(schema["properties"]["result"]["type"], "array");
+            assert_eq!(schema["x-fastmcp-wrap-result"], true);
+            assert_eq!(
+                names["structuredContent"],
+                json!({"result": ["red", "blue"]}),
+                "{version}"
+            );
+            assert_eq!(answered["structuredContent"], json!({"result": 42}));
+            // The dialect is named at the top, the item's schema kept inside.
+            let tags = schema_of("tags").expect("an output schema");
+            assert!(tags["$schema"].is_string(), "{tags}");
+            assert!(
+                tags["properties"]["result"].get("$schema").is_none(),
+                "{tags}"
+            );
+            let item = &tags["properties"]["result"]["items"];
+            assert_eq!(item["required"], json!(["name"]), "{tags}");
+        } else {
+            assert_eq!(schema_of("tag_names").unwrap()["type"], "array");
+            assert_eq!(names["structuredContent"], json!(["red", "blue"]));
+            assert_eq!(answered["structuredContent"], json!(42));
+        }
+    }
+}
+
+#[tokio::test]
+async fn typed_results_read_wrapped_output_as_the_tools_type() {
+    for version in [V2025_06_18, V2025_11_25, V2026_07_28] {
+        let (client_side, server_side) = Transport::pair(16);
+        let _serving = structured_server().serve(server_side);
+        let client = Client::builder("app", "1")
+            .version(version)
+            .connect(client_side)
+            .await
+            .unwrap();
+        let names: Vec<String> = client.call_tool_as("tag_names", json!({})).await.unwrap();
+        assert_eq!(names, ["red", "blue"], "{version}");
+        let tags: Vec<Tag> = client.call_tool_as("tags", json!({})).await.unwrap();
+        assert_eq!(tags, [Tag { name: "red".into() }], "{version}");
+        let answer: u32 = client.call_tool_as("answer", json!({})).await.unwrap();
+        assert_eq!(answer, 42, "{version}");
     }
 }

@@ -6,14 +6,18 @@ impl Conform for Tool {
     fn conform(&mut self, v: ProtocolVersion) -> Result<(), NotInRevision> {
         keep_if!(v.has(Feature::ToolAnnotations), self.annotations);
         keep_if!(v.has(Feature::StructuredOutput), self.output_schema);
-        // Before 2026-07-28 `outputSchema` must be an object schema (`type: "object"`); a
-        // tool with any other output is listed without one there, and its results without
-        // `structuredContent` (see `CallToolResult`).
+        // Before 2026-07-28 `outputSchema` must be an object schema (`type: "object"`). An
+        // output of another type (an array, a string...) is described there wrapped as
+        // `{"result": value}`, as its results' `structuredContent` is (see
+        // `CallToolResult`); a schema that does not say its type is omitted.
         if v < V2026_07_28
-            && let Some(schema) = &self.output_schema
-            && schema.get("type").and_then(serde_json::Value::as_str) != Some("object")
+            && let Some(schema) = self.output_schema.take()
         {
-            self.output_schema = None;
+            self.output_schema = match schema.get("type") {
+                Some(serde_json::Value::String(t)) if t == "object" => Some(schema),
+                Some(t) if !names_type(t, "object") => Some(wrap_output_schema(schema)),
+                _ => None,
+            };
         }
         keep_if!(v.has(Feature::Titles), self.title, self.meta);
         keep_if!(v.has(Feature::Icons), self.icons);
@@ -34,21 +38,56 @@ impl Conform for CallToolResult {
     fn conform(&mut self, v: ProtocolVersion) -> Result<(), NotInRevision> {
         result_type(&mut self.result_type, v);
         // `structuredContent` duplicates `content` (tools must also return it as text), so
-        // where the revision cannot carry it, it is omitted: before 2025-06-18 always, and
-        // before 2026-07-28 when it is not an object (the tool's `outputSchema` is omitted
-        // there too).
-        let expressible = match &self.structured_content {
-            Some(structured) => {
-                v.has(Feature::StructuredOutput) && (structured.is_object() || v >= V2026_07_28)
-            }
-            None => true,
-        };
-        if !expressible {
+        // before 2025-06-18 it is omitted. Until 2026-07-28 it must be an object: any other
+        // value is sent as `{"result": value}`, as the tool's `outputSchema` describes it
+        // there.
+        if !v.has(Feature::StructuredOutput) {
             self.structured_content = None;
+        } else if v < V2026_07_28
+            && let Some(structured) = &mut self.structured_content
+            && !structured.is_object()
+        {
+            let value = structured.take();
+            *structured = serde_json::json!({ WRAPPED_RESULT: value });
         }
         self.content.conform(v)?;
         self.meta.conform(v)
     }
+}
+
+/// The member a non-object tool output is wrapped in before 2026-07-28.
+pub const WRAPPED_RESULT: &str = "result";
+
+/// The annotation of a wrapped output schema (FastMCP's: its client, and Ferry's, unwrap
+/// `structuredContent` when the tool's `outputSchema` carries it).
+pub const WRAPPED_MARKER: &str = "x-fastmcp-wrap-result";
+
+/// Whether a schema's `type` (a name, or a list of names) names `name`.
+fn names_type(types: &serde_json::Value, name: &str) -> bool {
+    match types {
+        serde_json::Value::String(t) => t == name,
+        serde_json::Value::Array(ts) => ts.iter().any(|t| t.as_str() == Some(name)),
+        _ => true,
+    }
+}
+
+/// A non-object output schema as the object schema of `{"result": value}`: its `$defs`
+/// (and `definitions`, and `$schema`) moved to the top, where its `$ref`s point.
+fn wrap_output_schema(mut schema: JsonObject) -> JsonObject {
+    let mut wrapped = JsonObject::new();
+    for key in ["$schema", "$defs", "definitions"] {
+        if let Some(value) = schema.remove(key) {
+            wrapped.insert(key.into(), value);
+        }
+    }
+    wrapped.insert("type".into(), "object".into());
+    wrapped.insert(
+        "properties".into(),
+        serde_json::json!({ WRAPPED_RESULT: schema }),
+    );
+    wrapped.insert("required".into(), serde_json::json!([WRAPPED_RESULT]));
+    wrapped.insert(WRAPPED_MARKER.into(), true.into());
+    wrapped
 }
 
 macro_rules! conform_list_result {

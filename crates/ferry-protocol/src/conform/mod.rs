@@ -10,11 +10,12 @@
 //! - it **omits** optional members the revision lacks (`title` before 2025-06-18, `icons`
 //!   before 2025-11-25, `execution` outside 2025-11-25, `resultType` / `ttlMs` /
 //!   `cacheScope` before 2026-07-28, stateless `_meta` keys in the session era, `_meta` on
-//!   2026-07-28 input requests and responses, a non-object `outputSchema` /
-//!   `structuredContent` before 2026-07-28...);
+//!   2026-07-28 input requests and responses, an `outputSchema` that does not say its
+//!   type before 2026-07-28...);
 //! - it **fills** members the revision requires and the superset leaves optional
 //!   (`resultType: "complete"`, `ttlMs: 0`, `cacheScope: "private"` in 2026-07-28);
-//! - it **converts** where the revision has an equivalent (a titled single-select enum
+//! - it **converts** where the revision has an equivalent (a non-object tool output
+//!   wrapped as `{"result": value}` before 2026-07-28, its schema too; a titled single-select enum
 //!   becomes `enum` + `enumNames` for 2025-06-18, losslessly; more completion values than
 //!   any revision carries, 100, become the first 100 with `hasMore` and the real `total`);
 //! - it **rejects** with [`NotInRevision`] what the revision cannot express at all (audio
@@ -178,6 +179,7 @@ fn input_meta_kept(v: ProtocolVersion) -> bool {
 mod client_requests;
 mod content;
 mod features;
+pub use features::{WRAPPED_MARKER, WRAPPED_RESULT};
 mod lifecycle;
 mod messages;
 mod meta;
@@ -225,7 +227,7 @@ mod tests {
     }
 
     #[test]
-    fn non_object_structured_output_is_omitted_before_2026() {
+    fn non_object_structured_output_is_wrapped_before_2026() {
         let schema = |kind: &str| {
             let mut schema = JsonObject::new();
             schema.insert("type".into(), kind.into());
@@ -243,6 +245,18 @@ mod tests {
             let (mut t, mut r) = (tool.clone(), result.clone());
             t.conform(v).expect("conforms");
             r.conform(v).expect("conforms");
+            let wrapped = serde_json::Value::Object(t.output_schema.expect("wrapped"));
+            assert_eq!(wrapped["type"], "object", "{v}");
+            assert_eq!(wrapped["properties"]["result"]["type"], "array", "{v}");
+            assert_eq!(
+                r.structured_content,
+                Some(serde_json::json!({"result": [1, 2]}))
+            );
+        }
+        for v in [V2024_11_05, V2025_03_26] {
+            let (mut t, mut r) = (tool.clone(), result.clone());
+            t.conform(v).expect("conforms");
+            r.conform(v).expect("conforms");
             assert_eq!((t.output_schema, r.structured_content), (None, None), "{v}");
         }
         tool.conform(V2026_07_28).expect("conforms");
@@ -254,6 +268,36 @@ mod tests {
         };
         object_output.conform(V2025_06_18).expect("conforms");
         assert!(object_output.output_schema.is_some());
+    }
+
+    #[test]
+    fn a_wrapped_output_schema_keeps_its_definitions_where_its_refs_point() {
+        let serde_json::Value::Object(schema) = serde_json::json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "array",
+            "items": {"$ref": "#/$defs/Node"},
+            "$defs": {"Node": {"type": "object"}}
+        }) else {
+            unreachable!()
+        };
+        let mut tool = Tool {
+            output_schema: Some(schema),
+            ..Tool::new("t", JsonObject::new())
+        };
+        tool.conform(V2025_11_25).expect("conforms");
+        let wrapped = serde_json::Value::Object(tool.output_schema.expect("wrapped"));
+        assert_eq!(wrapped["$defs"]["Node"]["type"], "object");
+        assert!(wrapped["$schema"].is_string());
+        let inner = &wrapped["properties"]["result"];
+        assert_eq!(inner["items"]["$ref"], "#/$defs/Node");
+        assert!(inner.get("$defs").is_none() && inner.get("$schema").is_none());
+        // A schema that does not say its type cannot be wrapped: omitted.
+        let mut untyped = Tool {
+            output_schema: Some(JsonObject::new()),
+            ..Tool::new("t", JsonObject::new())
+        };
+        untyped.conform(V2025_11_25).expect("conforms");
+        assert!(untyped.output_schema.is_none());
     }
 
     #[test]

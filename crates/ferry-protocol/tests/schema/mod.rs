@@ -95,11 +95,13 @@ fn strictify(value: &mut Value, in_all_of: bool, open_refs: Option<&str>) {
                 }
             }
             for (key, child) in map.iter_mut() {
-                // `properties` maps names to schemas; `_meta` objects are open by design.
+                // `properties` maps names to schemas; `_meta` objects are open by design,
+                // and so are a tool's JSON Schemas (any keyword may appear: `$schema`,
+                // `$defs`, annotations).
                 if key == "properties" {
                     if let Value::Object(props) = child {
                         for (name, schema) in props.iter_mut() {
-                            if name != "_meta" {
+                            if !matches!(name.as_str(), "_meta" | "inputSchema" | "outputSchema") {
                                 strictify(schema, false, open_refs);
                             }
                         }

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use ferry_protocol::conform::{WRAPPED_MARKER, WRAPPED_RESULT};
 use ferry_protocol::types::{CallToolResult, ContentBlock};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -12,7 +13,15 @@ use super::{Client, ClientError};
 
 /// The output schemas of the tools as last listed: a validator per tool that declares one,
 /// `None` for a tool that declares none.
-pub(crate) type OutputSchemas = Mutex<HashMap<String, Option<Arc<jsonschema::Validator>>>>;
+pub(crate) type OutputSchemas = Mutex<HashMap<String, Option<Arc<OutputSchema>>>>;
+
+/// A tool's output schema, ready to check results with.
+pub(crate) struct OutputSchema {
+    validator: jsonschema::Validator,
+    /// The schema wraps a non-object output as `{"result": value}` (revisions before
+    /// 2026-07-28: see `ferry_protocol::conform::WRAPPED_MARKER`).
+    wrapped: bool,
+}
 
 impl Client {
     /// `tools/call`, its `structuredContent` validated against the tool's `outputSchema`
@@ -22,7 +31,10 @@ impl Client {
     /// and again when a result does not validate (the server may have changed the tool).
     /// An `isError` result is [`ClientError::ToolFailed`]; a result without structured
     /// content, one the schema refuses, or one that is not a `T` is
-    /// [`ClientError::InvalidResult`].
+    /// [`ClientError::InvalidResult`]. A non-object output that a server of a revision
+    /// before 2026-07-28 sent wrapped as `{"result": value}` (its schema marked
+    /// `x-fastmcp-wrap-result`, as Ferry's and FastMCP's servers do) is unwrapped: `T` is
+    /// the tool's output type in every revision.
     ///
     /// ```no_run
     /// # async fn run(client: ferry::client::Client) -> Result<(), ferry::client::ClientError> {
@@ -50,21 +62,28 @@ impl Client {
                 "tool {name:?} returned no structuredContent"
             )));
         };
-        let validator = match self.output_validator(name, false).await? {
-            Some(validator) if !validator.is_valid(&structured) => {
+        let schema = match self.output_validator(name, false).await? {
+            Some(schema) if !schema.validator.is_valid(&structured) => {
                 // The schema may be stale: list again before refusing.
                 self.output_validator(name, true).await?
             }
-            validator => validator,
+            schema => schema,
         };
-        if let Some(validator) = validator
-            && let Err(error) = validator.validate(&structured)
-        {
-            return Err(ClientError::InvalidResult(format!(
-                "tool {name:?}'s structuredContent does not match its outputSchema: {error} \
-                 (at {})",
-                error.instance_path()
-            )));
+        let mut structured = structured;
+        if let Some(schema) = schema {
+            if let Err(error) = schema.validator.validate(&structured) {
+                return Err(ClientError::InvalidResult(format!(
+                    "tool {name:?}'s structuredContent does not match its outputSchema: \
+                     {error} (at {})",
+                    error.instance_path()
+                )));
+            }
+            if schema.wrapped
+                && let Value::Object(object) = &mut structured
+                && let Some(inner) = object.remove(WRAPPED_RESULT)
+            {
+                structured = inner;
+            }
         }
         serde_json::from_value(structured).map_err(|e| {
             ClientError::InvalidResult(format!(
@@ -80,7 +99,7 @@ impl Client {
         &self,
         name: &str,
         refresh: bool,
-    ) -> Result<Option<Arc<jsonschema::Validator>>, ClientError> {
+    ) -> Result<Option<Arc<OutputSchema>>, ClientError> {
         if !refresh && let Some(known) = self.lock_schemas().get(name) {
             return Ok(known.clone());
         }
@@ -88,14 +107,15 @@ impl Client {
         let mut schemas = HashMap::with_capacity(tools.len());
         for tool in tools {
             let validator = match tool.output_schema {
-                Some(schema) => Some(Arc::new(
-                    jsonschema::validator_for(&Value::Object(schema)).map_err(|e| {
+                Some(schema) => Some(Arc::new(OutputSchema {
+                    wrapped: schema.get(WRAPPED_MARKER) == Some(&Value::Bool(true)),
+                    validator: jsonschema::validator_for(&Value::Object(schema)).map_err(|e| {
                         ClientError::InvalidResult(format!(
                             "tool {:?}'s outputSchema is not a valid JSON Schema: {e}",
                             tool.name
                         ))
                     })?,
-                )),
+                })),
                 None => None,
             };
             schemas.insert(tool.name, validator);
@@ -107,7 +127,7 @@ impl Client {
 
     fn lock_schemas(
         &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<String, Option<Arc<jsonschema::Validator>>>> {
+    ) -> std::sync::MutexGuard<'_, HashMap<String, Option<Arc<OutputSchema>>>> {
         self.inner
             .output_schemas
             .lock()

@@ -249,6 +249,32 @@ display_result!(
 
 /// Structured tool output: becomes `structuredContent`, a text block with the same JSON
 /// (for clients that read only text), and the tool's `outputSchema`.
+///
+/// Before 2026-07-28 structured output must be an object: a `T` that is not one (a `Vec`,
+/// a number, a string) is sent to clients of 2025-06-18 and 2025-11-25 as
+/// `{"result": value}`, with the object schema around `T`'s (marked
+/// `x-fastmcp-wrap-result`, which FastMCP's client and Ferry's `Client::call_tool_as`
+/// unwrap).
+///
+/// ```
+/// use ferry::protocol::ProtocolVersion;
+/// use ferry::server::{Json, Server, TestClient};
+///
+/// async fn tags(_: ()) -> Json<Vec<String>> {
+///     Json(vec!["red".into(), "blue".into()])
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let server = Server::builder("tags", "1").tool("tags", "The tags", tags).build();
+/// let old = TestClient::connect(&server, ProtocolVersion::V2025_06_18).await.unwrap();
+/// let result = old.call_tool("tags", serde_json::json!({})).await.unwrap();
+/// assert_eq!(result["structuredContent"], serde_json::json!({"result": ["red", "blue"]}));
+/// let new = TestClient::connect(&server, ProtocolVersion::V2026_07_28).await.unwrap();
+/// let result = new.call_tool("tags", serde_json::json!({})).await.unwrap();
+/// assert_eq!(result["structuredContent"], serde_json::json!(["red", "blue"]));
+/// # }
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Json<T>(pub T);
 
