@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use ferry::client::{Backoff, CallOptions, Client, ClientBuilder, ClientError, Supervisor};
+use ferry::client::{
+    Backoff, CallOptions, Client, ClientBuilder, ClientError, ElicitationModes, Supervisor,
+};
 use ferry::engine::{ChildCommand, ChildProcess, ShutdownStage, ShutdownTimeouts};
 use ferry::protocol::methods::ServerNotification;
 use ferry::protocol::types::{
@@ -33,7 +35,7 @@ fn builder() -> ClientBuilder {
                 meta: None,
             })
         })
-        .on_elicitation(false, |_| async {
+        .on_elicitation_with(ElicitationModes::Form, |_| async {
             Ok(ElicitResult {
                 action: ElicitAction::Accept,
                 content: json!({"name": "Ada", "colour": "green"})

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use ferry::client::{CallOptions, Client, ClientError, ErrorKind};
+use ferry::client::{CallOptions, Client, ClientError, ElicitationModes, ErrorKind};
 use ferry::engine::Transport;
 use ferry::protocol::methods::ServerNotification;
 use ferry::protocol::types::{
@@ -105,7 +105,7 @@ fn server(versions: VersionSet) -> Server {
 
 fn client_builder() -> ferry::client::ClientBuilder {
     Client::builder("tests", "1")
-        .on_elicitation(false, |_params| async {
+        .on_elicitation_with(ElicitationModes::Form, |_params| async {
             Ok(ElicitResult {
                 action: ElicitAction::Accept,
                 content: Some(

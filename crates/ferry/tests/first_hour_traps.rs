@@ -6,10 +6,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use ferry::client::{CallOptions, Client, ClientError};
+use ferry::client::{CallOptions, Client, ClientError, ElicitationModes};
 use ferry::engine::Transport;
 use ferry::protocol::ProtocolVersion::{self, *};
-use ferry::protocol::types::LoggingLevel;
+use ferry::protocol::types::{
+    ContentBlock, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
+    ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ElicitationSchema, LoggingLevel,
+    Role, SamplingContents, SamplingMessage,
+};
 use ferry::protocol::{Era, Feature};
 use ferry::schemars::JsonSchema;
 use ferry::server::{Cancel, Context, Json, Server, State, TestClient};
@@ -237,5 +241,97 @@ async fn typed_results_read_wrapped_output_as_the_tools_type() {
         assert_eq!(tags, [Tag { name: "red".into() }], "{version}");
         let answer: u32 = client.call_tool_as("answer", json!({})).await.unwrap();
         assert_eq!(answer, 42, "{version}");
+    }
+}
+
+/// What the client declared of elicitation, and what it answered a form.
+async fn ask(cx: Context) -> Result<String, String> {
+    let url = cx
+        .client_capabilities()
+        .elicitation
+        .as_ref()
+        .is_some_and(|e| e.url.is_some());
+    let answer = cx
+        .elicit(ElicitRequestParams::Form(ElicitRequestFormParams {
+            message: "Your name?".into(),
+            requested_schema: ElicitationSchema::default(),
+            ..Default::default()
+        }))
+        .await
+        .map_err(|e| e.to_string())?;
+    let name = answer
+        .content
+        .as_ref()
+        .and_then(|c| c.get("name"))
+        .and_then(|n| n.as_str())
+        .unwrap_or("nobody")
+        .to_owned();
+    Ok(format!("{:?} {name} url={url}", answer.action))
+}
+
+async fn sample(cx: Context) -> Result<String, String> {
+    let answer = cx
+        .sample(CreateMessageRequestParams {
+            messages: vec![SamplingMessage {
+                role: Role::User,
+                content: SamplingContents::text("Capital of France?"),
+                meta: None,
+            }],
+            max_tokens: 10,
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(serde_json::to_string(&answer).unwrap())
+}
+
+#[tokio::test]
+async fn client_handlers_answer_with_constructors_and_name_their_modes() {
+    let server = Server::builder("asking", "1")
+        .tool("ask", "Asks", ask)
+        .tool("sample", "Samples", sample)
+        .build();
+    let cases = [
+        (ElicitationModes::Form, false),
+        (ElicitationModes::FormAndUrl, true),
+    ];
+    for version in [V2025_11_25, V2026_07_28] {
+        for (modes, url) in cases {
+            let (client_side, server_side) = Transport::pair(16);
+            let _serving = server.serve(server_side);
+            let client = Client::builder("app", "1")
+                .version(version)
+                .on_elicitation_with(modes, |_| async {
+                    Ok(ElicitResult::accept(json!({"name": "Ada"})))
+                })
+                .on_sampling(|_| async { Ok(CreateMessageResult::text("model-1", "Paris.")) })
+                .connect(client_side)
+                .await
+                .unwrap();
+            let asked = client.call_tool("ask", json!({})).await.unwrap();
+            assert_eq!(
+                asked.content,
+                [ContentBlock::text(format!("Accept Ada url={url}"))],
+                "{version} {modes:?}"
+            );
+            let sampled = client.call_tool("sample", json!({})).await.unwrap();
+            let ContentBlock::Text(text) = &sampled.content[0] else {
+                panic!("{sampled:?}")
+            };
+            let sampled: serde_json::Value = serde_json::from_str(&text.text).unwrap();
+            assert_eq!(
+                sampled,
+                json!({"role": "assistant", "content": {"type": "text", "text": "Paris."},
+                       "model": "model-1", "stopReason": "endTurn"}),
+                "{version}"
+            );
+        }
+    }
+    for (answer, action) in [
+        (ElicitResult::decline(), ElicitAction::Decline),
+        (ElicitResult::cancel(), ElicitAction::Cancel),
+        (ElicitResult::accept_url(), ElicitAction::Accept),
+    ] {
+        assert_eq!((answer.action, answer.content), (action, None));
     }
 }

@@ -2,7 +2,7 @@
 //! declined with an error naming the flag), elicitation (`--elicit-reply JSON`, else
 //! declined) and roots (`--root`). What the server asked is printed on stderr.
 
-use ferry::client::ClientBuilder;
+use ferry::client::{ClientBuilder, ElicitationModes};
 use ferry::protocol::jsonrpc::ErrorObject;
 use ferry::protocol::types::{
     CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestParams,
@@ -30,7 +30,7 @@ pub(crate) fn register(
             let reply = sampling.clone();
             async move { sample(&params, reply) }
         })
-        .on_elicitation(true, move |params| {
+        .on_elicitation_with(ElicitationModes::FormAndUrl, move |params| {
             let reply = elicit.clone();
             async move { Ok(elicitation(&params, reply)) }
         });

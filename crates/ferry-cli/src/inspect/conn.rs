@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ferry::client::{Client, Subscription};
+use ferry::client::{Client, ElicitationModes, Subscription};
 use ferry::protocol::Era;
 use ferry::protocol::jsonrpc::ErrorObject;
 use ferry::protocol::types::{
@@ -104,7 +104,7 @@ impl Conn {
                             }
                         }
                     })
-                    .on_elicitation(true, move |params| {
+                    .on_elicitation_with(ElicitationModes::FormAndUrl, move |params| {
                         let shared = elicitation.clone();
                         async move {
                             let params = serde_json::to_value(&params).unwrap_or_default();

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use ferry::client::{CallOptions, Client};
+use ferry::client::{CallOptions, Client, ElicitationModes};
 use ferry::engine::{ChildCommand, ShutdownTimeouts, StderrMode};
 use ferry::protocol::types::{
     CallToolResult, ContentBlock, CreateMessageResult, ElicitAction, ElicitRequestParams,
@@ -115,7 +115,7 @@ fn builder(version: ProtocolVersion) -> ferry::client::ClientBuilder {
                 meta: None,
             })
         })
-        .on_elicitation(false, |params| async move {
+        .on_elicitation_with(ElicitationModes::Form, |params| async move {
             Ok(ElicitResult {
                 action: ElicitAction::Accept,
                 content: Some(answer_form(&params)),

@@ -422,6 +422,60 @@ pub struct ElicitResult {
     pub meta: Option<ResultMeta>,
 }
 
+/// The answers a client's elicitation handler gives.
+///
+/// ```
+/// use ferry_protocol::types::{ElicitAction, ElicitResult};
+/// use serde_json::json;
+///
+/// let submitted = ElicitResult::accept(json!({"name": "Ada", "colour": "green"}));
+/// assert_eq!(submitted.action, ElicitAction::Accept);
+/// assert_eq!(submitted.content.unwrap()["name"], "Ada");
+///
+/// assert_eq!(ElicitResult::decline().action, ElicitAction::Decline);
+/// assert_eq!(ElicitResult::cancel().action, ElicitAction::Cancel);
+/// assert_eq!(ElicitResult::accept_url().content, None);
+/// ```
+impl ElicitResult {
+    /// Form mode: the user submitted these values, a JSON object of the requested
+    /// schema's properties. Anything but an object carries no values (the server then
+    /// sees an accept without content, which its schema refuses).
+    pub fn accept(content: serde_json::Value) -> Self {
+        let content = match content {
+            serde_json::Value::Object(values) => Some(values),
+            _ => None,
+        };
+        ElicitResult {
+            action: ElicitAction::Accept,
+            content,
+            meta: None,
+        }
+    }
+
+    /// URL mode: the user agreed to open the URL (no values).
+    pub fn accept_url() -> Self {
+        Self::answer(ElicitAction::Accept)
+    }
+
+    /// The user explicitly declined.
+    pub fn decline() -> Self {
+        Self::answer(ElicitAction::Decline)
+    }
+
+    /// The user dismissed the request without choosing.
+    pub fn cancel() -> Self {
+        Self::answer(ElicitAction::Cancel)
+    }
+
+    fn answer(action: ElicitAction) -> Self {
+        ElicitResult {
+            action,
+            content: None,
+            meta: None,
+        }
+    }
+}
+
 /// `notifications/elicitation/complete` params (2025-11-25 only).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

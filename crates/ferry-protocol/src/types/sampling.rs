@@ -135,3 +135,47 @@ pub struct CreateMessageResult {
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<ResultMeta>,
 }
+
+impl CreateMessageResult {
+    /// The model's answer as one text block from the assistant, which ended its turn
+    /// (`stopReason: "endTurn"`): what a sampling handler usually returns.
+    ///
+    /// ```
+    /// use ferry_protocol::types::{CreateMessageResult, Role};
+    ///
+    /// let result = CreateMessageResult::text("claude-sonnet-4", "Paris.");
+    /// assert_eq!(result.role, Role::Assistant);
+    /// assert_eq!(
+    ///     serde_json::to_value(&result).unwrap(),
+    ///     serde_json::json!({
+    ///         "role": "assistant",
+    ///         "content": {"type": "text", "text": "Paris."},
+    ///         "model": "claude-sonnet-4",
+    ///         "stopReason": "endTurn"
+    ///     })
+    /// );
+    /// ```
+    pub fn text(model: impl Into<String>, text: impl Into<String>) -> Self {
+        Self::new(model, SamplingContents::text(text))
+    }
+
+    /// The model's answer with any content (several blocks, tool uses from 2025-11-25),
+    /// from the assistant, which ended its turn.
+    pub fn new(model: impl Into<String>, content: SamplingContents) -> Self {
+        CreateMessageResult {
+            role: Role::Assistant,
+            content,
+            model: model.into(),
+            stop_reason: Some("endTurn".into()),
+            meta: None,
+        }
+    }
+
+    /// Say why sampling stopped instead: `stopSequence`, `maxTokens`, `toolUse`, or a
+    /// reason of the provider's own.
+    #[must_use]
+    pub fn stop_reason(mut self, reason: impl Into<String>) -> Self {
+        self.stop_reason = Some(reason.into());
+        self
+    }
+}

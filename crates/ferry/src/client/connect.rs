@@ -26,6 +26,17 @@ use crate::engine::{CallOptions, Engine, EngineConfig, Transport};
 // the probe waits it out.
 pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 
+/// The elicitation modes a client answers (see [`ClientBuilder::on_elicitation_with`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ElicitationModes {
+    /// Forms only: the server asks for values of a schema, the client shows a form.
+    Form,
+    /// Forms, and URL mode (from 2025-11-25): the server sends the user to a URL (a sign-in,
+    /// a payment) and the client asks the user whether to open it.
+    FormAndUrl,
+}
+
 /// Builds and connects a [`Client`].
 pub struct ClientBuilder {
     info: Implementation,
@@ -168,13 +179,48 @@ impl ClientBuilder {
 
     /// Answer the server's elicitation requests, form mode (declares `elicitation`); with
     /// `url` true also URL mode.
-    pub fn on_elicitation<F, Fut>(mut self, url: bool, handler: F) -> Self
+    #[deprecated(note = "use `on_elicitation_with(ElicitationModes::Form, handler)` \
+                         (or `ElicitationModes::FormAndUrl` for `url` true)")]
+    pub fn on_elicitation<F, Fut>(self, url: bool, handler: F) -> Self
+    where
+        F: Fn(ElicitRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ElicitResult, ErrorObject>> + Send + 'static,
+    {
+        let modes = if url {
+            ElicitationModes::FormAndUrl
+        } else {
+            ElicitationModes::Form
+        };
+        self.on_elicitation_with(modes, handler)
+    }
+
+    /// Answer the server's elicitation requests in these `modes` (declares `elicitation`
+    /// with them): the handler gets the request's params (`ElicitRequestParams::Form` or,
+    /// with [`ElicitationModes::FormAndUrl`], `::Url`) and returns what the user did.
+    ///
+    /// ```
+    /// use ferry::client::{Client, ElicitationModes};
+    /// use ferry::protocol::types::{ElicitRequestParams, ElicitResult};
+    /// use serde_json::json;
+    ///
+    /// let builder = Client::builder("app", "1").on_elicitation_with(
+    ///     ElicitationModes::Form,
+    ///     |params: ElicitRequestParams| async move {
+    ///         Ok(match params {
+    ///             ElicitRequestParams::Form(_) => ElicitResult::accept(json!({"name": "Ada"})),
+    ///             _ => ElicitResult::decline(),
+    ///         })
+    ///     },
+    /// );
+    /// # let _ = builder;
+    /// ```
+    pub fn on_elicitation_with<F, Fut>(mut self, modes: ElicitationModes, handler: F) -> Self
     where
         F: Fn(ElicitRequestParams) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<ElicitResult, ErrorObject>> + Send + 'static,
     {
         self.handlers.elicitation = Some(Arc::new(move |p| Box::pin(handler(p))));
-        self.handlers.elicitation_url = url;
+        self.handlers.elicitation_url = modes == ElicitationModes::FormAndUrl;
         self
     }
 

@@ -58,7 +58,7 @@ use tokio::sync::broadcast;
 
 pub use crate::engine::CallOptions;
 pub use calls::{MAX_PAGES, Subscription};
-pub use connect::{ClientBuilder, DEFAULT_PROBE_TIMEOUT};
+pub use connect::{ClientBuilder, DEFAULT_PROBE_TIMEOUT, ElicitationModes};
 pub use error::{ClientError, ErrorKind};
 pub use handlers::{ElicitationHandler, RootsHandler, SamplingHandler};
 pub use hook::RequestHook;

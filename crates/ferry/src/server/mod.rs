@@ -148,6 +148,7 @@ pub use extract::{Cancel, ClientCaps, FromContext, HandlerFn, Meta, Progress, St
 pub use input::InputError;
 pub use listen::{MAX_RESOURCE_SUBSCRIPTIONS, MAX_SUBSCRIBED_URI_BYTES};
 pub use log_layer::ClientLogLayer;
+#[cfg(feature = "otel")]
 pub(crate) use middleware::is_tool_error;
 pub use middleware::{
     Authorize, BoxFuture, ConcurrencyLimit, LogRequests, Metrics, Middleware, Next,

@@ -23,7 +23,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ferry::client::Client;
+use ferry::client::{Client, ElicitationModes};
 use ferry::http_client::HttpClientConfig;
 use ferry::protocol::types::{
     CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult, JsonObject, Role,
@@ -78,7 +78,9 @@ async fn run(scenario: &str, url: &str) -> Result<(), String> {
     let (client, connection) =
         Client::builder("ferry-conformance-client", env!("CARGO_PKG_VERSION"))
             .timeout(Duration::from_secs(20))
-            .on_elicitation(false, |params| async move { Ok(accept_defaults(&params)) })
+            .on_elicitation_with(ElicitationModes::Form, |params| async move {
+                Ok(accept_defaults(&params))
+            })
             .on_sampling(|_params| async move {
                 Ok(CreateMessageResult {
                     role: Role::Assistant,
