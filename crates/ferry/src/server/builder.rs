@@ -391,8 +391,21 @@ impl ServerBuilder {
     /// Add a tool: a plain async function of its typed arguments and a [`Context`].
     ///
     /// The input schema comes from `A` (inlined, no `$ref`); arguments are checked against
-    /// `A` before the function runs. A name registered twice panics: it is a programming
-    /// error.
+    /// `A` before the function runs. A name registered twice, an `A` whose schema is not
+    /// an object, or a [`State`](super::State) the server was not given is a mistake
+    /// [`try_build`](Self::try_build) reports as a [`BuildError`] (and
+    /// [`build`](Self::build) panics with), all of them at once.
+    ///
+    /// ```
+    /// use ferry::server::Server;
+    ///
+    /// let error = Server::builder("twice", "1")
+    ///     .tool("echo", "Echo", |_: ()| async { "one" })
+    ///     .tool("echo", "Echo again", |_: ()| async { "two" })
+    ///     .try_build()
+    ///     .unwrap_err();
+    /// assert!(error.to_string().contains("\"echo\""), "{error}");
+    /// ```
     pub fn tool<M, H>(self, name: &str, description: &str, f: H) -> Self
     where
         H: HandlerFn<M>,
@@ -402,7 +415,8 @@ impl ServerBuilder {
     }
 
     /// Add a tool with a full description (title, annotations, icons...). The input schema
-    /// is replaced by the one derived from `A`.
+    /// is replaced by the one derived from `A`. Mistakes are reported by
+    /// [`try_build`](Self::try_build), as for [`tool`](Self::tool).
     pub fn tool_with<M, H>(mut self, tool: Tool, f: H) -> Self
     where
         H: HandlerFn<M>,
@@ -435,6 +449,7 @@ impl ServerBuilder {
     /// `$ref`, any JSON Schema 2020-12), with a handler of the raw `arguments` object. For
     /// tools defined at runtime (proxies, bridges, schemas loaded from files). The
     /// arguments are not checked against the schema: the handler validates what it needs.
+    /// A name registered twice is a mistake [`try_build`](Self::try_build) reports.
     pub fn raw_tool<F, Fut, R>(self, tool: Tool, f: F) -> Self
     where
         F: Fn(JsonObject, Context) -> Fut + Send + Sync + 'static,
@@ -447,7 +462,8 @@ impl ServerBuilder {
     }
 
     /// Add a static resource, read by `read`: an async function of extractors (see
-    /// [`ReadHandler`]).
+    /// [`ReadHandler`]). A URI registered twice, or a [`State`](super::State) the server
+    /// was not given, is a mistake [`try_build`](Self::try_build) reports.
     pub fn resource<M, R: ReadHandler<M>>(mut self, resource: Resource, read: R) -> Self {
         let uri = resource.uri.clone();
         self.need(format!("resource {uri:?}"), R::required_states());
@@ -466,8 +482,8 @@ impl ServerBuilder {
     }
 
     /// Add a resource template: `read` gets the URI and the variables it matched
-    /// (RFC 6570) and extractors (see [`ReadHandler`]). A template that does not parse is
-    /// a mistake [`build`](Self::build) reports.
+    /// (RFC 6570) and extractors (see [`ReadHandler`]). A template that does not parse or
+    /// is registered twice is a mistake [`try_build`](Self::try_build) reports.
     pub fn resource_template<M, R: ReadHandler<M>>(
         mut self,
         template: ResourceTemplate,
@@ -500,7 +516,9 @@ impl ServerBuilder {
 
     /// Add a prompt: an async function of its typed arguments (fields `String` or
     /// `Option<String>`; the declared arguments come from the type) returning its
-    /// messages.
+    /// messages (see [`IntoPromptResult`]). A name registered twice, or a
+    /// [`State`](super::State) the server was not given, is a mistake
+    /// [`try_build`](Self::try_build) reports.
     pub fn prompt<M, H>(self, name: &str, description: &str, f: H) -> Self
     where
         H: HandlerFn<M>,
