@@ -12,7 +12,7 @@ use ferry::protocol::ProtocolVersion::{self, *};
 use ferry::protocol::types::{
     ContentBlock, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
     ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ElicitationSchema, LoggingLevel,
-    Role, SamplingContents, SamplingMessage,
+    PromptMessage, Role, SamplingContents, SamplingMessage,
 };
 use ferry::protocol::{Era, Feature};
 use ferry::schemars::JsonSchema;
@@ -333,5 +333,49 @@ async fn client_handlers_answer_with_constructors_and_name_their_modes() {
         (ElicitResult::accept_url(), ElicitAction::Accept),
     ] {
         assert_eq!((answer.action, answer.content), (action, None));
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Greeting {
+    /// Whom to greet.
+    name: String,
+}
+
+async fn greet(args: Greeting) -> String {
+    format!("Greet {}", args.name)
+}
+
+#[tokio::test]
+async fn prompts_return_text_or_one_message() {
+    let server = Server::builder("prompts", "1")
+        .prompt("fixed", "A fixed text", || async { "Say hello." })
+        .prompt("greet", "Greets", greet)
+        .prompt("reply", "One message", || async {
+            PromptMessage::assistant("Hello!")
+        })
+        .build();
+    for version in ProtocolVersion::ALL {
+        let client = TestClient::connect(&server, version).await.unwrap();
+        let get = |name: &'static str, arguments| {
+            let client = &client;
+            async move {
+                client
+                    .request("prompts/get", json!({"name": name, "arguments": arguments}))
+                    .await
+                    .unwrap()
+            }
+        };
+        let fixed = get("fixed", json!({})).await;
+        assert_eq!(
+            fixed["messages"],
+            json!([{"role": "user", "content": {"type": "text", "text": "Say hello."}}]),
+            "{version}"
+        );
+        let greeted = get("greet", json!({"name": "Ada"})).await;
+        assert_eq!(greeted["messages"][0]["content"]["text"], "Greet Ada");
+        let reply = get("reply", json!({})).await;
+        assert_eq!(reply["messages"][0]["role"], "assistant", "{version}");
+        assert_eq!(reply["messages"].as_array().unwrap().len(), 1);
     }
 }

@@ -41,14 +41,37 @@ pub(crate) struct PromptEntry {
 
 /// A prompt's rendering, from a handler's return value.
 ///
-/// Implemented for [`GetPromptResult`] (as is), `Vec<PromptMessage>`, `String` (one user
-/// message), and `Result<T, E>` where an `Err` becomes a `-32603` error with `E`'s
-/// message, or, when `E` is an [`ErrorObject`], that error as it is: return
-/// `Err(ErrorObject::invalid_params(...))` for an argument value the prompt does not accept.
+/// Implemented for [`GetPromptResult`] (as is), `Vec<PromptMessage>`, one [`PromptMessage`],
+/// `String` and `&'static str` (one user message), and `Result<T, E>` where an `Err`
+/// becomes a `-32603` error with `E`'s message, or, when `E` is an [`ErrorObject`], that
+/// error as it is: return `Err(ErrorObject::invalid_params(...))` for an argument value the
+/// prompt does not accept.
+///
+/// ```
+/// use ferry::protocol::ProtocolVersion;
+/// use ferry::protocol::types::PromptMessage;
+/// use ferry::server::{Server, TestClient};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let server = Server::builder("prompts", "1")
+///     .prompt("hello", "Say hello", || async { "Say hello to the user." })
+///     .prompt("reply", "Reply", || async { PromptMessage::assistant("Hello!") })
+///     .build();
+/// let client = TestClient::connect(&server, ProtocolVersion::V2025_06_18).await.unwrap();
+/// let hello = client
+///     .request("prompts/get", serde_json::json!({"name": "hello"}))
+///     .await
+///     .unwrap();
+/// assert_eq!(hello["messages"][0]["role"], "user");
+/// assert_eq!(hello["messages"][0]["content"]["text"], "Say hello to the user.");
+/// # }
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from a prompt",
-    note = "return a String (one user message), a Vec<PromptMessage>, a GetPromptResult, or a \
-            Result of one of these (an `Err(ErrorObject)` is answered as it is)"
+    note = "return a String or &'static str (one user message), a PromptMessage, a \
+            Vec<PromptMessage>, a GetPromptResult, or a Result of one of these (an \
+            `Err(ErrorObject)` is answered as it is)"
 )]
 pub trait IntoPromptResult {
     /// The rendering, or the error to answer with.
@@ -77,6 +100,18 @@ impl IntoPromptResult for String {
             content: ContentBlock::text(self),
         }]
         .into_prompt_result()
+    }
+}
+
+impl IntoPromptResult for &'static str {
+    fn into_prompt_result(self) -> Result<GetPromptResult, ErrorObject> {
+        self.to_owned().into_prompt_result()
+    }
+}
+
+impl IntoPromptResult for PromptMessage {
+    fn into_prompt_result(self) -> Result<GetPromptResult, ErrorObject> {
+        vec![self].into_prompt_result()
     }
 }
 
