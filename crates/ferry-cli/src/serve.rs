@@ -182,7 +182,7 @@ pub(crate) async fn run(mut args: ServeArgs) -> ExitCode {
         }
     };
     let code = serve(args, true).await;
-    if let Err(e) = telemetry.shutdown() {
+    if let Err(e) = telemetry.shutdown().await {
         note!("ferry serve: {e}");
     }
     code

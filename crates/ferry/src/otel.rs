@@ -34,7 +34,7 @@
 //!     .middleware(ServerTracing::new())
 //!     .build();
 //! server.serve_stdio().await?;
-//! telemetry.shutdown()?; // exports what is left
+//! telemetry.shutdown().await?; // exports what is left, without blocking the runtime
 //! # let _ = ClientTracing::new();
 //! # Ok(())
 //! # }

@@ -333,3 +333,98 @@ async fn a_malformed_traceparent_is_ignored() {
         assert!(server_span.span_context.is_valid());
     }
 }
+
+/// Reads one HTTP request (its head and `content-length` body) from `stream`: its
+/// request line and body as text, or `None` at the end of the connection.
+async fn read_request(stream: &mut tokio::net::TcpStream) -> Option<(String, String)> {
+    use tokio::io::AsyncReadExt;
+    let mut data = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let head_end = loop {
+        if let Some(at) = data.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at + 4;
+        }
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        data.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&data[..head_end]).to_string();
+    let length: usize = head
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("content-length")
+                .then(|| value.trim().parse().ok())?
+        })
+        .unwrap_or(0);
+    while data.len() < head_end + length {
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        data.extend_from_slice(&chunk[..n]);
+    }
+    let line = head.lines().next().unwrap_or_default().to_owned();
+    let body = String::from_utf8_lossy(&data[head_end..head_end + length]).to_string();
+    Some((line, body))
+}
+
+#[tokio::test]
+async fn the_export_guard_shuts_down_without_blocking_the_runtime() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::{Arc, Mutex};
+    use tokio::io::AsyncWriteExt;
+
+    // A collector on loopback that takes half a second to answer each export, served by
+    // this test's single-threaded runtime: a shutdown that blocked the runtime would
+    // keep it from answering at all.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let received = Arc::new(Mutex::new(Vec::new()));
+    let seen = received.clone();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                while let Some(request) = read_request(&mut stream).await {
+                    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                    seen.lock().unwrap().push(request);
+                    let answer = "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n";
+                    if stream.write_all(answer.as_bytes()).await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    let telemetry = ferry::otel::init_otlp(&format!("http://{address}"), "shutdown-test").unwrap();
+    opentelemetry::global::tracer("test").in_span("exported at shutdown", |_| {});
+
+    let ticks = Arc::new(AtomicU64::new(0));
+    let ticker = tokio::spawn({
+        let ticks = ticks.clone();
+        async move {
+            loop {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                ticks.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    });
+    telemetry.shutdown().await.expect("exported");
+    ticker.abort();
+    assert!(
+        ticks.load(Ordering::SeqCst) >= 10,
+        "the runtime went on while the export waited: {} ticks",
+        ticks.load(Ordering::SeqCst)
+    );
+    let received = received.lock().unwrap();
+    assert!(
+        received
+            .iter()
+            .any(|(line, body)| line.starts_with("POST /v1/traces")
+                && body.contains("exported at shutdown")),
+        "{received:?}"
+    );
+}

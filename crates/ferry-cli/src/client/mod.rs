@@ -497,7 +497,9 @@ pub(crate) async fn run(command: ClientCommand) -> ExitCode {
     }
     target.close(interrupted).await;
     // The spans and metrics not yet sent, once the client and its connection are gone.
-    if let Some(Err(e)) = telemetry.map(ferry::otel::OtelGuard::shutdown) {
+    if let Some(telemetry) = telemetry
+        && let Err(e) = telemetry.shutdown().await
+    {
         output::note(&format!("ferry: {e}"));
     }
     match outcome {

@@ -111,12 +111,16 @@ impl Drop for ExportRuntime {
 /// An `https` endpoint needs the feature `http-client-rustls`.
 ///
 /// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
 /// let telemetry = ferry::otel::init_otlp("http://127.0.0.1:4318", "my-app").unwrap();
 /// // ... serve, call: with `ServerTracing` and `ClientTracing` installed ...
-/// // At the end: exports what is left (an error says what could not be sent).
-/// if let Err(e) = telemetry.shutdown() {
+/// // At the end: exports what is left (an error says what could not be sent), without
+/// // blocking the runtime while it waits for the collector.
+/// if let Err(e) = telemetry.shutdown().await {
 ///     eprintln!("{e}");
 /// }
+/// # }
 /// ```
 pub fn init_otlp(endpoint: &str, service_name: &str) -> Result<OtelGuard, OtelError> {
     let base = endpoint.trim_end_matches('/');
@@ -172,9 +176,11 @@ pub fn init_otlp(endpoint: &str, service_name: &str) -> Result<OtelGuard, OtelEr
     })
 }
 
-/// Keeps OTLP export going (see [`init_otlp`]); [`shutdown`](Self::shutdown) or dropping
-/// it exports the spans and metrics not yet sent, then stops. It blocks the calling
-/// thread while it does (up to the export timeout, 10 s).
+/// Keeps OTLP export going (see [`init_otlp`]); [`shutdown`](Self::shutdown) exports the
+/// spans and metrics not yet sent, then stops. That waits for the collector (up to the
+/// export timeout, 10 s): `shutdown().await` waits on a blocking thread, so the runtime
+/// goes on meanwhile; [`shutdown_blocking`](Self::shutdown_blocking) and dropping the
+/// guard block the calling thread (for synchronous code, after the runtime has ended).
 pub struct OtelGuard {
     providers: Option<(SdkTracerProvider, SdkMeterProvider)>,
     // Dropped last: the providers' final exports go through it.
@@ -190,8 +196,19 @@ impl std::fmt::Debug for OtelGuard {
 }
 
 impl OtelGuard {
-    /// Export what is left and stop; the error says what could not be exported.
-    pub fn shutdown(mut self) -> Result<(), OtelError> {
+    /// Export what is left and stop; the error says what could not be exported. The
+    /// waiting is done on tokio's blocking threads: call it from async code (it needs a
+    /// tokio runtime).
+    pub async fn shutdown(self) -> Result<(), OtelError> {
+        let mut guard = self;
+        tokio::task::spawn_blocking(move || guard.stop())
+            .await
+            .map_err(|e| OtelError(format!("the shutdown did not finish: {e}")))?
+    }
+
+    /// [`shutdown`](Self::shutdown) for synchronous code: blocks the calling thread until
+    /// what is left is exported. Not in async code, whose runtime it would stall.
+    pub fn shutdown_blocking(mut self) -> Result<(), OtelError> {
         self.stop()
     }
 
