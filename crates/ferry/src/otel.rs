@@ -11,7 +11,9 @@
 //!   `gen_ai.tool.name`, `gen_ai.prompt.name`, `mcp.resource.uri` and, on failure,
 //!   `error.type` (the JSON-RPC code, or `tool_error` for an `isError` result) with status
 //!   Error. The handler runs inside the span's context, so the tool's own spans nest in it.
-//!   Each request is measured in `mcp.server.operation.duration` (seconds).
+//!   Each request is measured in `mcp.server.operation.duration` (seconds), each
+//!   session-era session in `mcp.server.session.duration` (from its `initialize` to the
+//!   end of its connection).
 //! - [`ClientTracing`], given to [`ClientBuilder::otel`](crate::client::ClientBuilder::otel):
 //!   a span of kind `Client` around each request the client sends (its retries and
 //!   `input_required` rounds included), whose context is injected into the request's
@@ -66,7 +68,7 @@ use serde_json::Value;
 #[cfg(feature = "server")]
 use crate::engine::HandlerResult;
 #[cfg(feature = "server")]
-use crate::server::{BoxFuture, Middleware, Next, RequestInfo, is_tool_error};
+use crate::server::{BoxFuture, Middleware, Next, RequestInfo, SessionInfo, is_tool_error};
 
 mod export;
 
@@ -271,6 +273,7 @@ pub fn inject_context(cx: &Context, params: &mut Value) {
 pub struct ServerTracing {
     tracer: global::BoxedTracer,
     duration: Histogram<f64>,
+    session: Histogram<f64>,
 }
 
 #[cfg(feature = "server")]
@@ -302,6 +305,11 @@ impl ServerTracing {
                 &meter,
                 "mcp.server.operation.duration",
                 "Duration of the MCP requests the server answered.",
+            ),
+            session: duration_histogram(
+                &meter,
+                "mcp.server.session.duration",
+                "Duration of the MCP sessions the server served.",
             ),
         }
     }
@@ -379,6 +387,16 @@ impl Middleware for ServerTracing {
             );
             result
         })
+    }
+
+    fn session_ended(&self, session: &SessionInfo, lasted: std::time::Duration) {
+        self.session.record(
+            lasted.as_secs_f64(),
+            &[KeyValue::new(
+                MCP_PROTOCOL_VERSION,
+                session.version.as_str(),
+            )],
+        );
     }
 }
 

@@ -428,3 +428,38 @@ async fn the_export_guard_shuts_down_without_blocking_the_runtime() {
         "{received:?}"
     );
 }
+
+#[tokio::test]
+async fn a_session_eras_session_is_measured_when_its_connection_ends() {
+    let telemetry = Telemetry::new();
+    let server = server(&telemetry);
+    for version in [ProtocolVersion::V2025_06_18, ProtocolVersion::V2026_07_28] {
+        let (client_side, server_side) = Transport::pair(16);
+        let serving = server.serve(server_side);
+        let client = Client::builder("app", "1")
+            .version(version)
+            .connect(client_side)
+            .await
+            .unwrap();
+        client
+            .call_tool("echo", json!({"text": "hi"}))
+            .await
+            .unwrap();
+        assert!(
+            telemetry.histogram("mcp.server.session.duration").len() <= 1,
+            "not before the connection ends"
+        );
+        drop(client);
+        // The server's side of the connection ends once the client's is gone.
+        tokio::time::timeout(std::time::Duration::from_secs(5), serving.task)
+            .await
+            .expect("the connection ended")
+            .unwrap();
+    }
+    // One session: the stateless era has none.
+    let sessions = telemetry.histogram("mcp.server.session.duration");
+    assert_eq!(
+        sessions,
+        [vec![KeyValue::new("mcp.protocol.version", "2025-06-18")]]
+    );
+}

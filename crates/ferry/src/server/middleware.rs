@@ -140,6 +140,69 @@ pub trait Middleware: Send + Sync + 'static {
         let _ = notification;
         true
     }
+
+    /// A session-era session began: the server answered its `initialize` (or, with
+    /// sessions shared through a `SessionStore`, this instance adopted it). Default:
+    /// nothing. (The stateless era has no sessions.)
+    fn session_started(&self, session: &SessionInfo) {
+        let _ = session;
+    }
+
+    /// A session that [began](Self::session_started) ended, `lasted` after it began: its
+    /// connection closed (stdio ended, the HTTP session was deleted or expired, or this
+    /// instance let go of a session shared through a `SessionStore`). Default: nothing.
+    fn session_ended(&self, session: &SessionInfo, lasted: Duration) {
+        let _ = (session, lasted);
+    }
+}
+
+/// A session as middleware see it begin and end (see [`Middleware::session_started`]).
+///
+/// ```
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use std::time::Duration;
+///
+/// use ferry::engine::HandlerResult;
+/// use ferry::server::{BoxFuture, Middleware, Next, RequestInfo, Server, SessionInfo};
+///
+/// /// Counts the sessions open now.
+/// #[derive(Default)]
+/// struct OpenSessions(AtomicU64);
+///
+/// impl Middleware for OpenSessions {
+///     fn handle<'a>(&'a self, request: &'a RequestInfo, next: Next<'a>) -> BoxFuture<'a, HandlerResult> {
+///         Box::pin(next.run())
+///     }
+///
+///     fn session_started(&self, _session: &SessionInfo) {
+///         self.0.fetch_add(1, Ordering::Relaxed);
+///     }
+///
+///     fn session_ended(&self, _session: &SessionInfo, _lasted: Duration) {
+///         self.0.fetch_sub(1, Ordering::Relaxed);
+///     }
+/// }
+///
+/// let server = Server::builder("counted", "1").middleware(OpenSessions::default()).build();
+/// # let _ = server;
+/// ```
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct SessionInfo {
+    /// The connection or HTTP session, as in [`RequestInfo::session`].
+    pub session: Arc<str>,
+    /// The revision `initialize` negotiated.
+    pub version: ProtocolVersion,
+}
+
+/// Run a session hook of each middleware; a panicking one is logged and the others run.
+pub(crate) fn session_hook(chain: &[Arc<dyn Middleware>], hook: impl Fn(&dyn Middleware)) {
+    for middleware in chain {
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(&**middleware)));
+        if ran.is_err() {
+            tracing::error!("a middleware's session hook panicked");
+        }
+    }
 }
 
 /// The rest of the chain after a middleware: the later middleware, then the server.

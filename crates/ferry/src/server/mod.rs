@@ -152,7 +152,7 @@ pub use log_layer::ClientLogLayer;
 pub(crate) use middleware::is_tool_error;
 pub use middleware::{
     Authorize, BoxFuture, ConcurrencyLimit, LogRequests, Metrics, Middleware, Next,
-    NotificationInfo, OperationStats, OperationTable, RateLimit, RequestInfo,
+    NotificationInfo, OperationStats, OperationTable, RateLimit, RequestInfo, SessionInfo,
 };
 pub use prompts::IntoPromptResult;
 #[doc(hidden)]

@@ -7,6 +7,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
+use std::time::Instant;
 
 use ferry_protocol::error_codes;
 use ferry_protocol::jsonrpc::ErrorObject;
@@ -17,6 +18,7 @@ use tokio::sync::broadcast;
 use super::core::Server;
 use super::input::ClientCaps;
 use super::listen::{MAX_RESOURCE_SUBSCRIPTIONS, MAX_SUBSCRIBED_URI_BYTES};
+use super::middleware::{SessionInfo, session_hook};
 use super::registry::Change;
 use super::reply::Call;
 use super::resources;
@@ -38,6 +40,8 @@ struct SessionState {
     log_level: Option<LoggingLevel>,
     /// URIs the client subscribed to with `resources/subscribe`.
     subscriptions: HashSet<String>,
+    /// When `initialize` was answered (for the middleware's `session_ended`).
+    started: Option<Instant>,
 }
 
 /// Which lists a server's capabilities in `initialize` offered.
@@ -137,6 +141,7 @@ pub(crate) fn serve(
         if let Some(tasks) = session.tasks.get() {
             tasks.close();
         }
+        session.ended();
         if let Err(e) = outcome {
             tracing::error!("the connection's engine failed: {e}");
         }
@@ -215,6 +220,30 @@ impl Session {
         )
     }
 
+    /// The session as middleware see it.
+    fn info(&self, version: ProtocolVersion) -> SessionInfo {
+        SessionInfo {
+            session: Arc::clone(&self.key),
+            version,
+        }
+    }
+
+    /// The connection closed: the middleware hear that its session (if it began) ended.
+    fn ended(&self) {
+        let chain = self.server.middleware();
+        if chain.is_empty() {
+            return;
+        }
+        let state = self.state();
+        let (Some(version), Some(started)) = (state.version, state.started) else {
+            return;
+        };
+        drop(state);
+        let info = self.info(version);
+        let lasted = started.elapsed();
+        session_hook(chain, |m| m.session_ended(&info, lasted));
+    }
+
     /// `notifications/initialized`: the client now hears notifications.
     pub(super) fn initialized(&self) {
         self.state().initialized = true;
@@ -284,8 +313,13 @@ impl Session {
             resources: capabilities.resources.is_some(),
             prompts: capabilities.prompts.is_some(),
         };
+        state.started = Some(Instant::now());
         drop(state);
         let server = &self.server;
+        if !server.middleware().is_empty() {
+            let info = self.info(version);
+            session_hook(server.middleware(), |m| m.session_started(&info));
+        }
         server.reply(
             InitializeResult {
                 protocol_version: version.as_str().to_owned(),
