@@ -17,7 +17,8 @@
 //! - [`ClientTracing`], given to [`ClientBuilder::otel`](crate::client::ClientBuilder::otel):
 //!   a span of kind `Client` around each request the client sends (its retries and
 //!   `input_required` rounds included), whose context is injected into the request's
-//!   `_meta` (both eras, every transport); `mcp.client.operation.duration` per request and
+//!   `_meta` (both eras, every transport), with `mcp.session.id` over HTTP in the session
+//!   era (the `Mcp-Session-Id`); `mcp.client.operation.duration` per request and
 //!   `mcp.client.session.duration` per connection.
 //! - [`init_otlp`]: OTLP/HTTP export with JSON bodies (a batch span processor and a
 //!   periodic metric reader), installed as the global providers that `ServerTracing::new`
@@ -506,6 +507,7 @@ impl ClientTracing {
         method: &'static str,
         params: &mut Value,
         version: ferry_protocol::ProtocolVersion,
+        session_id: Option<String>,
     ) -> ClientCall {
         let key = match method {
             "tools/call" | "prompts/get" => "name",
@@ -517,6 +519,9 @@ impl ClientTracing {
             KeyValue::new(MCP_METHOD_NAME, method),
             KeyValue::new(MCP_PROTOCOL_VERSION, version.as_str()),
         ];
+        if let Some(id) = session_id {
+            attributes.push(KeyValue::new(MCP_SESSION_ID, id));
+        }
         if let Some(attribute) = target.as_deref().and_then(|t| target_attribute(method, t)) {
             attributes.push(attribute);
         }
@@ -600,11 +605,13 @@ fn client_error_type(error: &crate::client::ClientError) -> String {
     }
 }
 
-/// A client's tracing and when it connected (for `mcp.client.session.duration`).
+/// A client's tracing, when it connected (for `mcp.client.session.duration`), and its
+/// session id's source (HTTP in the session era: other transports have no id).
 #[cfg(feature = "client")]
 pub(crate) struct ClientOtel {
     pub(crate) tracing: Arc<ClientTracing>,
     pub(crate) connected: Instant,
+    pub(crate) session_id: Option<crate::client::SessionIdSource>,
 }
 
 #[cfg(test)]

@@ -3,7 +3,9 @@
 //! The server's span is the child of the client's (the trace context went in `_meta`),
 //! a tool's own span is the child of the server's, the attributes of the semantic
 //! conventions are there, failures carry `error.type`; a `traceparent` sent by hand is
-//! honoured and a malformed one ignored; and the duration histograms are recorded.
+//! honoured and a malformed one ignored; the duration histograms are recorded (a session's
+//! when its connection ends); over HTTP the client's spans name the session; and the OTLP
+//! guard shuts down without blocking the runtime.
 
 use std::collections::BTreeMap;
 
@@ -462,4 +464,45 @@ async fn a_session_eras_session_is_measured_when_its_connection_ends() {
         sessions,
         [vec![KeyValue::new("mcp.protocol.version", "2025-06-18")]]
     );
+}
+
+/// Over HTTP in the session era the client's spans carry the session's `Mcp-Session-Id`;
+/// in the stateless era there is none.
+#[cfg(all(feature = "http-server", feature = "http-client"))]
+#[tokio::test]
+async fn the_clients_spans_name_its_http_session() {
+    let telemetry = Telemetry::new();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(ferry::http::serve(
+        server(&telemetry),
+        listener,
+        ferry::http::HttpConfig::default(),
+    ));
+    for version in [ProtocolVersion::V2025_06_18, ProtocolVersion::V2026_07_28] {
+        let (client, connection) = Client::builder("app", "1")
+            .version(version)
+            .otel(ClientTracing::with_providers(
+                &telemetry.tracers,
+                &telemetry.meters,
+            ))
+            .connect_http(&url, ferry::http_client::HttpClientConfig::default())
+            .await
+            .unwrap();
+        client
+            .call_tool("echo", json!({"text": version.as_str()}))
+            .await
+            .unwrap();
+        let session = connection.session_id();
+        assert_eq!(session.is_some(), version == ProtocolVersion::V2025_06_18);
+        let spans = telemetry.spans();
+        let call = spans
+            .iter()
+            .rev()
+            .find(|s| s.span_kind == SpanKind::Client && s.name == "tools/call echo")
+            .expect("the client's span");
+        assert_eq!(text(call, "mcp.session.id"), session, "{version}");
+        drop(client);
+        connection.close().await;
+    }
 }

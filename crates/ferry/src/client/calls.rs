@@ -55,7 +55,10 @@ impl Client {
         #[cfg(feature = "otel")]
         if let Some(otel) = &self.inner.otel {
             use opentelemetry::context::FutureExt as _;
-            let call = otel.tracing.start(method, &mut params, self.inner.version);
+            let session_id = otel.session_id.as_ref().and_then(|id| id());
+            let call = otel
+                .tracing
+                .start(method, &mut params, self.inner.version, session_id);
             let result = self
                 .request_attempts(method, params, options)
                 .with_context(call.cx.clone())

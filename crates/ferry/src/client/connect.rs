@@ -284,7 +284,8 @@ impl ClientBuilder {
         builder
             .probe_timeout
             .get_or_insert(builder.engine.request_timeout);
-        match builder.connect(transport).await {
+        let session_id = connection.session_id_source();
+        match builder.connect_with(transport, Some(session_id)).await {
             Ok(client) => Ok((client, connection)),
             Err(error) => {
                 connection.close().await;
@@ -295,6 +296,17 @@ impl ClientBuilder {
 
     /// Connect over `transport`, negotiating the revision.
     pub async fn connect(self, transport: Transport) -> Result<Client, ClientError> {
+        self.connect_with(transport, None).await
+    }
+
+    /// [`connect`](Self::connect), the spans reading the session id from `session_id`.
+    async fn connect_with(
+        self,
+        transport: Transport,
+        session_id: Option<super::SessionIdSource>,
+    ) -> Result<Client, ClientError> {
+        #[cfg(not(feature = "otel"))]
+        let _ = session_id;
         let capabilities = self.handlers.capabilities();
         let (notifications, _) = broadcast::channel(256);
         let side = ClientSide {
@@ -332,6 +344,7 @@ impl ClientBuilder {
                 otel: self.otel.map(|tracing| crate::otel::ClientOtel {
                     tracing,
                     connected: std::time::Instant::now(),
+                    session_id,
                 }),
             }),
         })
@@ -516,7 +529,8 @@ async fn handshake_call(
     if let Some(tracing) = &builder.otel {
         use opentelemetry::context::FutureExt as _;
         let mut params = params;
-        let call = tracing.start(method, &mut params, version);
+        // No session id yet: the answer to `initialize` brings it.
+        let call = tracing.start(method, &mut params, version, None);
         let id = peer.next_request_id();
         let result = async {
             crate::otel::note_request_id(&id);

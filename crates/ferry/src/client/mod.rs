@@ -78,6 +78,9 @@ pub struct Client {
     inner: Arc<Inner>,
 }
 
+/// Where a client reads its session id (`Mcp-Session-Id` over HTTP), as it is when asked.
+pub(crate) type SessionIdSource = Arc<dyn Fn() -> Option<String> + Send + Sync>;
+
 struct Inner {
     peer: Peer,
     engine: EngineHandle,

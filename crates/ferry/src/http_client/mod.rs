@@ -182,6 +182,12 @@ impl HttpConnection {
         self.state().id.clone()
     }
 
+    /// Reads the session id as it is at each call (it changes when a session is renewed).
+    pub(crate) fn session_id_source(&self) -> crate::client::SessionIdSource {
+        let state = Arc::clone(&self.state);
+        Arc::new(move || state.lock().unwrap_or_else(|e| e.into_inner()).id.clone())
+    }
+
     /// Whether the server turned out to speak 2024-11-05 HTTP+SSE.
     pub fn is_legacy(&self) -> bool {
         self.state().legacy.is_some()
