@@ -127,7 +127,8 @@ impl HttpClientConfig {
         Ok(self)
     }
 
-    /// Use this `reqwest::Client` (and its connection pool).
+    /// Use this `reqwest::Client` (and its connection pool): build it with the reqwest
+    /// Ferry re-exports, `ferry::http_client::reqwest`.
     pub fn http(mut self, client: reqwest::Client) -> Self {
         self.http = Some(client);
         self

@@ -140,6 +140,23 @@ pub mod fuzzing {
 }
 
 pub use config::{AuthChallenge, AuthFuture, HttpAuth, HttpClientConfig};
+/// The reqwest this transport sends with, re-exported so that a program names the types of
+/// its public API (`reqwest::Client` for [`HttpClientConfig::http`], `reqwest::Url`,
+/// `reqwest::header::HeaderMap`) in the version Ferry uses, without depending on it.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use ferry::http_client::{HttpClientConfig, reqwest};
+///
+/// let http = reqwest::Client::builder()
+///     .connect_timeout(Duration::from_secs(5))
+///     .build()
+///     .unwrap();
+/// let config = HttpClientConfig::default().http(http);
+/// # let _ = config;
+/// ```
+pub use reqwest;
 
 use std::sync::{Arc, Mutex};
 
