@@ -1,6 +1,7 @@
 //! More traps of the first hour (issue #24), each closed and proved from outside: what a
 //! cancelled handler runs, logging without declaring it, non-object structured output on
-//! every revision, prompts returning text, and the client's result constructors.
+//! every revision, prompts returning text, the client's result constructors and
+//! elicitation modes, and a builder hook for the client's roots changing.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,11 +13,11 @@ use ferry::protocol::ProtocolVersion::{self, *};
 use ferry::protocol::types::{
     ContentBlock, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
     ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ElicitationSchema, LoggingLevel,
-    PromptMessage, Role, SamplingContents, SamplingMessage,
+    PromptMessage, Role, Root, SamplingContents, SamplingMessage,
 };
 use ferry::protocol::{Era, Feature};
 use ferry::schemars::JsonSchema;
-use ferry::server::{Cancel, Context, Json, Server, State, TestClient};
+use ferry::server::{Cancel, Context, Json, RootsChanged, Server, State, TestClient};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -378,4 +379,47 @@ async fn prompts_return_text_or_one_message() {
         assert_eq!(reply["messages"][0]["role"], "assistant", "{version}");
         assert_eq!(reply["messages"].as_array().unwrap().len(), 1);
     }
+}
+
+#[tokio::test]
+async fn a_builder_hook_hears_that_the_clients_roots_changed() {
+    let (heard, mut hearing) = tokio::sync::mpsc::unbounded_channel();
+    let server = Server::builder("roots", "1")
+        .on_roots_changed(move |changed: RootsChanged| {
+            let heard = heard.clone();
+            async move {
+                let listed = changed.list_roots().await.expect("the roots");
+                let _ = heard.send(listed.roots);
+            }
+        })
+        .build();
+    let roots = Arc::new(std::sync::Mutex::new(vec!["file:///one".to_owned()]));
+    let (client_side, server_side) = Transport::pair(16);
+    let _serving = server.serve(server_side);
+    let offered = roots.clone();
+    let client = Client::builder("app", "1")
+        .version(V2025_06_18)
+        .roots_with(move || {
+            let uris = offered.lock().unwrap().clone();
+            async move {
+                uris.into_iter()
+                    .map(|uri| Root {
+                        uri,
+                        name: None,
+                        meta: None,
+                    })
+                    .collect()
+            }
+        })
+        .connect(client_side)
+        .await
+        .unwrap();
+    roots.lock().unwrap().push("file:///two".to_owned());
+    client.roots_changed().await.unwrap();
+    let listed = tokio::time::timeout(Duration::from_secs(5), hearing.recv())
+        .await
+        .expect("the hook ran")
+        .unwrap();
+    let uris: Vec<&str> = listed.iter().map(|root| root.uri.as_str()).collect();
+    assert_eq!(uris, ["file:///one", "file:///two"]);
 }

@@ -55,7 +55,13 @@ pub(super) struct Settings {
     pub(super) visibility: super::visibility::Visibility,
     /// The middleware every request goes through, in order (none: the direct path).
     pub(super) middleware: Vec<Arc<dyn super::middleware::Middleware>>,
+    /// Run when a client says its roots changed.
+    pub(super) roots_changed: Option<RootsHook>,
 }
+
+/// A hook run when a client says its roots changed.
+pub(super) type RootsHook =
+    Arc<dyn Fn(super::RootsChanged) -> super::BoxFuture<'static, ()> + Send + Sync>;
 
 /// Builds a [`Server`].
 pub struct ServerBuilder {
@@ -139,6 +145,7 @@ impl Server {
                 declared: Declared::default(),
                 visibility: Default::default(),
                 middleware: Vec::new(),
+                roots_changed: None,
             },
             request_state_key: None,
             request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
@@ -544,6 +551,40 @@ impl ServerBuilder {
         {
             self.problems.push(problem);
         }
+        self
+    }
+
+    /// Run `hook` when a session-era client says its roots changed
+    /// (`notifications/roots/list_changed`), in a task of its own, so that it may ask for
+    /// them again with [`RootsChanged::list_roots`](super::RootsChanged::list_roots).
+    /// (A stateless-era client sends its roots with each request that needs them.)
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// use ferry::protocol::types::Root;
+    /// use ferry::server::{RootsChanged, Server};
+    ///
+    /// let known: Arc<Mutex<Vec<Root>>> = Arc::default();
+    /// let keep = known.clone();
+    /// let server = Server::builder("workspace", "1")
+    ///     .on_roots_changed(move |changed: RootsChanged| {
+    ///         let keep = keep.clone();
+    ///         async move {
+    ///             if let Ok(listed) = changed.list_roots().await {
+    ///                 *keep.lock().unwrap() = listed.roots;
+    ///             }
+    ///         }
+    ///     })
+    ///     .build();
+    /// # let _ = server;
+    /// ```
+    pub fn on_roots_changed<F, Fut>(mut self, hook: F) -> Self
+    where
+        F: Fn(super::RootsChanged) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        self.settings.roots_changed = Some(Arc::new(move |changed| Box::pin(hook(changed))));
         self
     }
 

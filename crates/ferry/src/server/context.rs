@@ -115,3 +115,26 @@ impl Context {
         &self.client_capabilities
     }
 }
+
+/// A session-era client said its roots changed (`notifications/roots/list_changed`): what
+/// a [`ServerBuilder::on_roots_changed`](super::ServerBuilder::on_roots_changed) hook gets.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct RootsChanged {
+    /// The connection or HTTP session whose client's roots changed (as
+    /// [`Context::session_key`]).
+    pub session: Arc<str>,
+    /// The client.
+    pub peer: Peer,
+}
+
+impl RootsChanged {
+    /// Ask the client for its roots as they are now (`roots/list`).
+    pub async fn list_roots(
+        &self,
+    ) -> Result<ferry_protocol::types::ListRootsResult, crate::engine::CallError> {
+        self.peer
+            .request("roots/list", &serde_json::json!({}))
+            .await
+    }
+}

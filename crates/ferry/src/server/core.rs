@@ -149,6 +149,11 @@ impl Server {
         &self.core.sealer
     }
 
+    /// The hook run when a client says its roots changed.
+    pub(super) fn roots_changed_hook(&self) -> Option<&super::builder::RootsHook> {
+        self.settings().roots_changed.as_ref()
+    }
+
     /// The middleware every request goes through, in order (none: the direct path).
     pub(super) fn middleware(&self) -> &[Arc<dyn Middleware>] {
         &self.settings().middleware

@@ -143,7 +143,7 @@ pub mod fuzzing {
 pub use self::core::Server;
 pub use builder::{BuildError, DEFAULT_PAGE_SIZE, ServerBuilder};
 pub use completion::CompletionRequest;
-pub use context::{Context, ToolContext};
+pub use context::{Context, RootsChanged, ToolContext};
 pub use extract::{Cancel, ClientCaps, FromContext, HandlerFn, Meta, Progress, State};
 pub use input::InputError;
 pub use listen::{MAX_RESOURCE_SUBSCRIPTIONS, MAX_SUBSCRIBED_URI_BYTES};

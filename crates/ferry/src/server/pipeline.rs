@@ -96,7 +96,7 @@ impl Handler for Session {
     }
 
     /// A notification: through the middleware, then heard.
-    async fn notification(&self, notification: Notification, _peer: &Peer) {
+    async fn notification(&self, notification: Notification, peer: &Peer) {
         let chain = self.server().middleware();
         if !chain.is_empty() {
             let info = NotificationInfo {
@@ -110,6 +110,16 @@ impl Handler for Session {
         match &*notification.method {
             "notifications/initialized" => self.initialized(),
             "notifications/cancelled" => {} // the engine stopped the handler
+            "notifications/roots/list_changed" => {
+                if let Some(hook) = self.server().roots_changed_hook() {
+                    // In a task: the hook may ask for the roots, whose answer this
+                    // connection's read loop, which runs notifications, has to read.
+                    tokio::spawn(hook(super::RootsChanged {
+                        session: Arc::clone(self.key()),
+                        peer: peer.clone(),
+                    }));
+                }
+            }
             other => tracing::debug!("notification {other} ignored"),
         }
     }
