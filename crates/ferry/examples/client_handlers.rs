@@ -9,7 +9,7 @@
 //! (2026-07-28) the tool's call is answered `input_required` and Ferry's client answers
 //! with the same handlers and retries by itself.
 
-use ferry::client::{Client, ClientBuilder};
+use ferry::client::{Client, ClientBuilder, ElicitationModes};
 use ferry::engine::Transport;
 use ferry::protocol::Era;
 use ferry::protocol::types::{
@@ -79,15 +79,11 @@ async fn write_haiku(cx: Context) -> Result<String, String> {
 /// The builder with the handlers; giving a handler declares the matching capability.
 fn client_builder() -> ClientBuilder {
     Client::builder("haiku-app", "1.0.0")
-        // `false`: form elicitation only (`true` would also accept URL elicitation).
-        .on_elicitation(false, |request| async move {
+        // Form elicitation only (`ElicitationModes::FormAndUrl` would accept URL mode too).
+        .on_elicitation_with(ElicitationModes::Form, |request| async move {
             // A real client shows the message and a form built from the schema.
             println!("  elicitation: {}", request.message());
-            Ok(ElicitResult {
-                action: ElicitAction::Accept,
-                content: json!({"topic": "the sea"}).as_object().cloned(),
-                meta: None,
-            })
+            Ok(ElicitResult::accept(json!({"topic": "the sea"})))
         })
         .on_sampling(|request| async move {
             // A real client asks its model, usually after the user approves.
@@ -96,15 +92,11 @@ fn client_builder() -> ClientBuilder {
             {
                 println!("  sampling: {}", text.text);
             }
-            Ok(CreateMessageResult {
-                role: Role::Assistant,
-                content: SamplingContents::text(
-                    "Grey waves fold and fold,\nsalt wind combs the empty beach,\nthe tide keeps its time.",
-                ),
-                model: "example-model".into(),
-                stop_reason: Some("endTurn".into()),
-                meta: None,
-            })
+            Ok(CreateMessageResult::text(
+                "example-model",
+                "Grey waves fold and fold,\nsalt wind combs the empty beach,\nthe tide keeps its time.",
+            )
+            .stop_reason("endTurn"))
         })
 }
 

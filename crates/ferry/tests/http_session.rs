@@ -887,7 +887,6 @@ async fn a_slow_sse_reader_is_cut_past_its_unread_bytes() {
     let done = Arc::new(AtomicBool::new(false));
     let finished = done.clone();
     let server = Server::builder("slow-reader-test", "1.0.0")
-        .logging()
         .tool(
             "echo",
             "Echo",
