@@ -245,7 +245,6 @@ impl ClientBuilder {
 
     /// Start `command` as a stdio server and connect to it. The returned handle owns the
     /// process: [`crate::engine::ChildProcess::shutdown`] ends it as the spec says; dropping it kills it.
-    #[cfg(unix)]
     pub async fn spawn(
         self,
         command: &crate::engine::ChildCommand,

@@ -45,7 +45,6 @@ mod connect;
 pub(crate) mod error;
 mod handlers;
 mod hook;
-#[cfg(unix)]
 mod supervisor;
 mod typed;
 
@@ -62,7 +61,6 @@ pub use connect::{ClientBuilder, DEFAULT_PROBE_TIMEOUT, ElicitationModes};
 pub use error::{ClientError, ErrorKind};
 pub use handlers::{ElicitationHandler, RootsHandler, SamplingHandler};
 pub use hook::RequestHook;
-#[cfg(unix)]
 pub use supervisor::{Backoff, Supervisor};
 
 use crate::engine::{EngineHandle, Peer};

@@ -20,7 +20,7 @@
 
 mod backend;
 mod cancel;
-#[cfg(all(unix, feature = "child-process"))]
+#[cfg(feature = "child-process")]
 mod child;
 mod config;
 mod dispatch;
@@ -61,7 +61,6 @@ pub mod fuzzing {
 /// A `HashMap` with foldhash, seeded per map: for the maps of one connection (request ids,
 /// stream numbers), whose keys the peer chooses but cannot make collide without the seed.
 pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
-#[cfg(unix)]
 mod stdio;
 mod tasks;
 mod transport;
@@ -73,8 +72,8 @@ use ferry_protocol::jsonrpc::{ErrorObject, Notification, Request};
 
 pub use backend::{Backend, BackendChange, Connection};
 pub use cancel::Cancellation;
-#[cfg(all(unix, feature = "child-process"))]
-#[cfg_attr(docsrs, doc(cfg(all(unix, feature = "child-process"))))]
+#[cfg(feature = "child-process")]
+#[cfg_attr(docsrs, doc(cfg(feature = "child-process")))]
 pub use child::{
     ChildCommand, ChildProcess, ShutdownOutcome, ShutdownStage, ShutdownTimeouts, StderrMode,
 };
@@ -87,7 +86,6 @@ pub use peer::{CallError, CallOptions, Peer};
 pub use progress::{ProgressError, ProgressReporter};
 pub use related::RelatedSink;
 pub use result::ResultJson;
-#[cfg(unix)]
 pub use stdio::stdio;
 pub(crate) use tasks::terminal;
 pub use tasks::{SharedTask, TaskShare};

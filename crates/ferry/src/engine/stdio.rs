@@ -1,15 +1,11 @@
 //! The stdio transport of a server: newline-delimited frames on stdin and stdout.
 //!
-//! When stdin and stdout are pipes (the normal case: a client spawned the server), they are
-//! driven as non-blocking pipes by the runtime's reactor, not by a blocking thread pool, so
-//! a read never pins a thread and EOF is seen at once. Anything else (a file, a terminal)
-//! falls back to tokio's blocking-pool stdio.
-
-use std::io;
-use std::os::fd::AsFd;
+//! On Unix, when stdin and stdout are pipes (the normal case: a client spawned the server),
+//! they are driven as non-blocking pipes by the runtime's reactor, not by a blocking thread
+//! pool, so a read never pins a thread and EOF is seen at once. Anything else (a file, a
+//! terminal), and every stdin and stdout on other systems, uses tokio's blocking-pool stdio.
 
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::unix::pipe;
 
 use super::transport::Transport;
 
@@ -18,8 +14,9 @@ pub fn stdio(max_frame_bytes: usize, queue: usize) -> Transport {
     Transport::lines(stdin_reader(), stdout_writer(), max_frame_bytes, queue)
 }
 
+#[cfg(unix)]
 fn stdin_reader() -> Box<dyn AsyncRead + Unpin + Send> {
-    match pipe_receiver() {
+    match pipes::receiver() {
         Ok(receiver) => Box::new(receiver),
         Err(e) => {
             tracing::debug!("stdin is not a pipe ({e}); using blocking-pool stdin");
@@ -28,8 +25,9 @@ fn stdin_reader() -> Box<dyn AsyncRead + Unpin + Send> {
     }
 }
 
+#[cfg(unix)]
 fn stdout_writer() -> Box<dyn AsyncWrite + Unpin + Send> {
-    match pipe_sender() {
+    match pipes::sender() {
         Ok(sender) => Box::new(sender),
         Err(e) => {
             tracing::debug!("stdout is not a pipe ({e}); using blocking-pool stdout");
@@ -38,12 +36,33 @@ fn stdout_writer() -> Box<dyn AsyncWrite + Unpin + Send> {
     }
 }
 
-fn pipe_receiver() -> io::Result<pipe::Receiver> {
-    let fd = io::stdin().as_fd().try_clone_to_owned()?;
-    pipe::Receiver::from_owned_fd(fd)
+/// Without Unix pipes in tokio, stdin is read on tokio's blocking pool: a read in progress
+/// holds one of its threads until a line or end of file arrives.
+#[cfg(not(unix))]
+fn stdin_reader() -> Box<dyn AsyncRead + Unpin + Send> {
+    Box::new(tokio::io::stdin())
 }
 
-fn pipe_sender() -> io::Result<pipe::Sender> {
-    let fd = io::stdout().as_fd().try_clone_to_owned()?;
-    pipe::Sender::from_owned_fd(fd)
+#[cfg(not(unix))]
+fn stdout_writer() -> Box<dyn AsyncWrite + Unpin + Send> {
+    Box::new(tokio::io::stdout())
+}
+
+/// Stdin and stdout as non-blocking pipes on the runtime's reactor.
+#[cfg(unix)]
+mod pipes {
+    use std::io;
+    use std::os::fd::AsFd;
+
+    use tokio::net::unix::pipe;
+
+    pub(super) fn receiver() -> io::Result<pipe::Receiver> {
+        let fd = io::stdin().as_fd().try_clone_to_owned()?;
+        pipe::Receiver::from_owned_fd(fd)
+    }
+
+    pub(super) fn sender() -> io::Result<pipe::Sender> {
+        let fd = io::stdout().as_fd().try_clone_to_owned()?;
+        pipe::Sender::from_owned_fd(fd)
+    }
 }

@@ -161,7 +161,6 @@ impl Server {
     }
 
     /// Serve this process's stdin and stdout until the client closes stdin.
-    #[cfg(unix)]
     pub async fn serve_stdio(&self) -> std::io::Result<()> {
         let config = self.engine_config();
         let transport = crate::engine::stdio(config.max_message_bytes, config.write_queue);

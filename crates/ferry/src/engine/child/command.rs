@@ -127,6 +127,10 @@ impl ChildCommand {
     /// `SIGKILL`, also on drop) go to the whole group, so helpers the server started (an
     /// `npx` or shell wrapper's children) end with it. Signals go to the group only while the
     /// child itself has not been reaped (its pid cannot have been reused).
+    ///
+    /// On Windows the child gets a console process group of its own instead
+    /// (`CREATE_NEW_PROCESS_GROUP`), so the console's Ctrl-C does not reach it either; the
+    /// kill that ends it there reaches the child only, not processes it started.
     pub fn own_process_group(mut self, yes: bool) -> Self {
         self.own_process_group = yes;
         self
@@ -161,8 +165,15 @@ impl ChildCommand {
                 StderrMode::Discard => Stdio::null(),
             })
             .kill_on_drop(true);
+        #[cfg(unix)]
         if self.own_process_group {
             command.process_group(0);
+        }
+        #[cfg(windows)]
+        if self.own_process_group {
+            // CREATE_NEW_PROCESS_GROUP, from the Windows SDK's process creation flags.
+            const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+            command.creation_flags(CREATE_NEW_PROCESS_GROUP);
         }
         command
     }

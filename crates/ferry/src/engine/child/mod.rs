@@ -9,7 +9,8 @@
 //!   even if a grandchild that inherited its stdout keeps the pipe open; the engine then fails
 //!   the requests in flight with [`CallError::ConnectionClosed`](super::CallError).
 //! - [`ChildProcess::shutdown`] is the MCP stdio shutdown sequence: close the child's stdin,
-//!   wait, `SIGTERM`, wait, `SIGKILL`.
+//!   wait, `SIGTERM`, wait, `SIGKILL`. Windows has no `SIGTERM`: there it is close stdin,
+//!   wait, then kill (`TerminateProcess`, through tokio's `Child::start_kill`).
 //! - Dropping the handle kills the child (`SIGKILL`, to its process group by default), and so
 //!   does a panic that unwinds through its owner; if the runtime shuts down first, tokio's
 //!   `kill_on_drop` still kills the child itself. There is no orphan unless this process dies
@@ -31,11 +32,13 @@ use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-// SIGTERM needs the `nix` crate (feature `signal` only, safe API): tokio's
+// On Unix, SIGTERM needs the `nix` crate (feature `signal` only, safe API): tokio's
 // `Child::start_kill` and std's `Child::kill` send only SIGKILL, the standard library has no
 // way to send another signal, and running `kill(1)` would spawn a process per signal and
 // could not be told apart from a failure to signal.
-use nix::sys::signal::{Signal, kill, killpg};
+#[cfg(unix)]
+use nix::sys::signal::{kill, killpg};
+#[cfg(unix)]
 use nix::unistd::{Pid, getpgid};
 
 use tokio::process::Child;
@@ -58,6 +61,35 @@ const TARGET: &str = "ferry::child";
 const LINGER: Duration = Duration::from_millis(100);
 
 type Exit = Result<ExitStatus, Arc<io::Error>>;
+
+/// A signal of the shutdown sequence. On Unix each is the signal it names; elsewhere only
+/// [`Signal::SIGKILL`] is sent, as tokio's `Child::start_kill`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(clippy::upper_case_acronyms)]
+enum Signal {
+    #[cfg_attr(not(unix), allow(dead_code))]
+    SIGTERM,
+    SIGKILL,
+}
+
+impl std::fmt::Display for Signal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Signal::SIGTERM => "SIGTERM",
+            Signal::SIGKILL => "SIGKILL",
+        })
+    }
+}
+
+#[cfg(unix)]
+impl From<Signal> for nix::sys::signal::Signal {
+    fn from(signal: Signal) -> Self {
+        match signal {
+            Signal::SIGTERM => nix::sys::signal::Signal::SIGTERM,
+            Signal::SIGKILL => nix::sys::signal::Signal::SIGKILL,
+        }
+    }
+}
 
 /// A running child process serving MCP on its stdio. Dropping it kills the child.
 #[derive(Debug)]
@@ -179,6 +211,11 @@ impl ChildProcess {
     /// `SIGKILL` and wait up to [`ShutdownTimeouts::after_sigkill`]. Signals go to the
     /// child's process group when it has its own ([`ChildCommand::own_process_group`]).
     ///
+    /// On Windows, which has no `SIGTERM`, the second step is skipped
+    /// ([`ShutdownTimeouts::after_sigterm`] is unused and [`ShutdownStage::Terminated`] never
+    /// returned): after stdin is closed and the wait, the child is killed
+    /// (`TerminateProcess`, the child only, not processes it started).
+    ///
     /// Returns the exit status and the step at which the child exited; fails with
     /// [`io::ErrorKind::TimedOut`] if even `SIGKILL` did not end it in time. Dropping the
     /// future drops the handle, which kills the child.
@@ -200,6 +237,7 @@ impl ChildProcess {
             });
         }
         let signals = [
+            #[cfg(unix)]
             (
                 Signal::SIGTERM,
                 timeouts.after_sigterm,
@@ -267,10 +305,10 @@ async fn supervise(mut s: Supervisor) {
         tokio::select! {
             exit = s.child.wait() => break exit,
             signal = s.signals.recv() => match signal {
-                Some(signal) => deliver(&s.child, s.group, signal),
+                Some(signal) => deliver(&mut s.child, s.group, signal),
                 None => {
                     // The handle was dropped: no orphan.
-                    deliver(&s.child, s.group, Signal::SIGKILL);
+                    deliver(&mut s.child, s.group, Signal::SIGKILL);
                     break s.child.wait().await;
                 }
             },
@@ -290,15 +328,29 @@ async fn supervise(mut s: Supervisor) {
 
 /// Send `signal` to the child (and its group), unless it has been reaped already: then its
 /// pid may belong to another process.
-fn deliver(child: &Child, group: bool, signal: Signal) {
+#[cfg(unix)]
+fn deliver(child: &mut Child, group: bool, signal: Signal) {
     let Some(pid) = child.id().and_then(|pid| i32::try_from(pid).ok()) else {
         return;
     };
     let pid = Pid::from_raw(pid);
+    let signal = nix::sys::signal::Signal::from(signal);
     let group_sent = group && killpg(pid, signal).is_ok();
     // The child may have left its group (setsid); then signal it directly.
     let reached = group_sent && getpgid(Some(pid)).is_ok_and(|pgid| pgid == pid);
     if !reached && let Err(e) = kill(pid, signal) {
         tracing::debug!(target: TARGET, %pid, "cannot send {signal}: {e}");
+    }
+}
+
+/// Kill the child (`TerminateProcess`), unless it has been reaped already. Only `SIGKILL` is
+/// sent where there is no `SIGTERM`; the process group plays no part.
+#[cfg(not(unix))]
+fn deliver(child: &mut Child, _group: bool, signal: Signal) {
+    if signal == Signal::SIGKILL
+        && child.id().is_some()
+        && let Err(e) = child.start_kill()
+    {
+        tracing::debug!(target: TARGET, pid = child.id(), "cannot kill: {e}");
     }
 }
