@@ -304,7 +304,7 @@ async fn serve(args: ServeArgs, traced: bool) -> ExitCode {
     }
 }
 
-/// Ctrl-C, or SIGTERM (what service managers and `kill` send).
+/// Ctrl-C, or on Unix SIGTERM (what service managers and `kill` send); elsewhere Ctrl-C only.
 pub(crate) async fn stop_signal() {
     #[cfg(unix)]
     {
