@@ -11,7 +11,8 @@ pub struct ShutdownTimeouts {
     /// After stdin is closed (flushing what the engine queued counts against it), before
     /// `SIGTERM`. Default: 2 s.
     pub after_stdin_close: Duration,
-    /// After `SIGTERM`, before `SIGKILL`. Default: 2 s.
+    /// After `SIGTERM`, before `SIGKILL`. Default: 2 s. Unused on Windows, which has no
+    /// `SIGTERM`: there the kill follows the wait after stdin is closed.
     pub after_sigterm: Duration,
     /// After `SIGKILL`, before [`ChildProcess::shutdown`](super::ChildProcess::shutdown) gives up with
     /// [`io::ErrorKind::TimedOut`](std::io::ErrorKind::TimedOut) (a process stuck in the kernel). Default: 2 s.
