@@ -798,14 +798,8 @@ fn inspector_request(url: &str, method: &str, path: &str, body: &str) -> Value {
     serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"))
 }
 
-#[test]
-fn the_inspector_reads_a_named_servers_entry_once() {
-    let place = Place::new("inspect-once");
-    let config = place.root.join("mine.json");
-    place.write(
-        &config,
-        &json!({"mcpServers": {"mine": {"command": FERRY, "args": ["serve"]}}}),
-    );
+/// `ferry inspect --server mine --config CONFIG`, and the URL it prints.
+fn inspect_named(place: &Place, config: &Path) -> (std::process::Child, String) {
     let config_arg = config.display().to_string();
     let args = [
         "inspect",
@@ -826,6 +820,18 @@ fn the_inspector_reads_a_named_servers_entry_once() {
     BufReader::new(child.stdout.take().expect("stdout"))
         .read_line(&mut url)
         .expect("ferry inspect prints its URL");
+    (child, url)
+}
+
+#[test]
+fn the_inspector_reads_a_named_servers_entry_once() {
+    let place = Place::new("inspect-once");
+    let config = place.root.join("mine.json");
+    place.write(
+        &config,
+        &json!({"mcpServers": {"mine": {"command": FERRY, "args": ["serve"]}}}),
+    );
+    let (mut child, url) = inspect_named(&place, &config);
     let target = || inspector_get(url.trim(), "/api/state")["connections"][0]["target"].clone();
     let before = target();
     // The entry is gone: the connection still names the server its entry gave.
@@ -855,26 +861,7 @@ fn the_inspectors_check_runs_on_a_named_servers_entry() {
             "env": {"MARK": "from-the-entry"},
         }}}),
     );
-    let config_arg = config.display().to_string();
-    let args = [
-        "inspect",
-        "--no-browser",
-        "--config",
-        &config_arg,
-        "--server",
-        "mine",
-    ];
-    let mut child = place
-        .command(&args, &[])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start ferry inspect");
-    let mut url = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut url)
-        .expect("ferry inspect prints its URL");
+    let (mut child, url) = inspect_named(&place, &config);
     let conn = inspector_get(url.trim(), "/api/state")["connections"][0]["id"].clone();
     let started = || {
         std::fs::read_to_string(&log)
