@@ -131,9 +131,19 @@ impl Redis {
 
     /// How many keys start with `prefix`.
     pub fn keys(&self, prefix: &str) -> usize {
+        self.key_names(prefix).len()
+    }
+
+    /// The names of the keys starting with `prefix`.
+    pub fn key_names(&self, prefix: &str) -> Vec<String> {
         self.cli(&["--scan", "--pattern", &format!("{prefix}*")])
-            .map(|text| text.lines().filter(|l| !l.is_empty()).count())
-            .unwrap_or(0)
+            .map(|text| {
+                text.lines()
+                    .filter(|l| !l.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// `INFO memory`'s `used_memory`.
