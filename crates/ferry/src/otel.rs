@@ -7,7 +7,8 @@
 //!   named `{mcp.method.name} {target}` (`tools/call add`; the method alone when there is
 //!   no target), a child of the `traceparent`/`tracestate` found in the request's `_meta`
 //!   (a malformed one is ignored), with the attributes `mcp.method.name`,
-//!   `mcp.session.id` (session era), `mcp.protocol.version`, `jsonrpc.request.id`,
+//!   `mcp.session.id` (session era: over HTTP the `Mcp-Session-Id`, the one the client's
+//!   span carries; on stdio the connection's name), `mcp.protocol.version`, `jsonrpc.request.id`,
 //!   `gen_ai.tool.name`, `gen_ai.prompt.name`, `mcp.resource.uri` and, on failure,
 //!   `error.type` (the JSON-RPC code, or `tool_error` for an `isError` result) with status
 //!   Error. The handler runs inside the span's context, so the tool's own spans nest in it.

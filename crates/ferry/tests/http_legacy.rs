@@ -32,6 +32,11 @@ fn server() -> Server {
             |a: Text, _cx: Context| async move { a.text },
         )
         .tool(
+            "session",
+            "The session key the request reports",
+            |(), cx: Context| async move { cx.session_key().to_owned() },
+        )
+        .tool(
             "slow",
             "Reports progress, waits, answers",
             |a: Pause, Progress(p): Progress| async move {
@@ -209,7 +214,7 @@ async fn end_to_end() {
         .await;
     let list = s.events.message().await;
     assert_eq!(list["id"], 1);
-    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 2);
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 3);
 
     s.send(&call(2, "echo", json!({"text": "over sse"}))).await;
     let answer = s.events.message().await;
@@ -224,6 +229,12 @@ async fn end_to_end() {
     assert_eq!(progress["method"], "notifications/progress", "{progress}");
     assert_eq!(progress["params"]["progressToken"], "p");
     assert_eq!(s.events.message().await["id"], 3);
+
+    // Handlers see the session as the client names it.
+    s.send(&call(4, "session", json!({}))).await;
+    let key = s.events.message().await;
+    let id = s.endpoint.rsplit_once("sessionId=").unwrap().1;
+    assert_eq!(key["result"]["content"][0]["text"], id, "{key}");
 
     // A second connection is a second session.
     let mut other = f.open().await;

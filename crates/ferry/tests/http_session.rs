@@ -90,6 +90,11 @@ fn server() -> Server {
                 )
             },
         )
+        .tool(
+            "session",
+            "The session key the request reports",
+            |(), cx: Context| async move { cx.session_key().to_owned() },
+        )
         .build()
 }
 
@@ -285,6 +290,11 @@ async fn session_lifecycle() {
         .await
         .unwrap();
     assert_eq!(json_of(response).await["id"], "p");
+
+    // Handlers see the session as the client names it (`Mcp-Session-Id`).
+    let response = c.post(&call(3, "session", json!({}))).send().await.unwrap();
+    let key = json_of(response).await;
+    assert_eq!(key["result"]["content"][0]["text"], c.id.as_str(), "{key}");
 
     // A second session is distinct.
     let other = f.connect("2025-06-18").await;

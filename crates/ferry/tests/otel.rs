@@ -466,11 +466,11 @@ async fn a_session_eras_session_is_measured_when_its_connection_ends() {
     );
 }
 
-/// Over HTTP in the session era the client's spans carry the session's `Mcp-Session-Id`;
-/// in the stateless era there is none.
+/// Over HTTP in the session era the spans of both ends carry the session's
+/// `Mcp-Session-Id`; in the stateless era there is none.
 #[cfg(all(feature = "http-server", feature = "http-client"))]
 #[tokio::test]
-async fn the_clients_spans_name_its_http_session() {
+async fn both_ends_spans_name_the_http_session() {
     let telemetry = Telemetry::new();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
@@ -502,6 +502,12 @@ async fn the_clients_spans_name_its_http_session() {
             .find(|s| s.span_kind == SpanKind::Client && s.name == "tools/call echo")
             .expect("the client's span");
         assert_eq!(text(call, "mcp.session.id"), session, "{version}");
+        let served = spans
+            .iter()
+            .rev()
+            .find(|s| s.span_kind == SpanKind::Server && s.name == "tools/call echo")
+            .expect("the server's span");
+        assert_eq!(text(served, "mcp.session.id"), session, "{version}");
         drop(client);
         connection.close().await;
     }

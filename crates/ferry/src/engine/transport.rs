@@ -159,6 +159,10 @@ pub struct Transport {
     /// Told which of the peer's requests each handler-sent frame belongs to (see
     /// [`RelatedSink`]); `None` for transports with one stream.
     pub related: Option<RelatedSink>,
+    /// The transport's id for the session this connection serves, if it has one (the
+    /// `Mcp-Session-Id` of Streamable HTTP, the `sessionId` of HTTP+SSE): a server reports
+    /// it as the session of each request (`RequestInfo::session`, `mcp.session.id`).
+    pub session_id: Option<Arc<str>>,
 }
 
 /// The task that writes a transport's outgoing frames.
@@ -205,12 +209,28 @@ impl Transport {
             outgoing,
             writer: None,
             related: None,
+            session_id: None,
         }
     }
 
     /// Tell `sink` which of the peer's requests each frame a handler sends belongs to.
     pub fn with_related(mut self, sink: RelatedSink) -> Self {
         self.related = Some(sink);
+        self
+    }
+
+    /// Name the session this connection serves (see [`Transport::session_id`]).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let (transport, _peer) = ferry::engine::Transport::pair(8);
+    /// let transport = transport.with_session_id("3f2a9c");
+    /// assert_eq!(transport.session_id.as_deref(), Some("3f2a9c"));
+    /// # }
+    /// ```
+    pub fn with_session_id(mut self, id: impl Into<Arc<str>>) -> Self {
+        self.session_id = Some(id.into());
         self
     }
 
@@ -253,6 +273,7 @@ impl Transport {
                 inline: line,
             }),
             related: None,
+            session_id: None,
         }
     }
 }

@@ -551,7 +551,7 @@ pub(crate) async fn get(State(shared): State<Arc<Shared>>, request: Request) -> 
     // The engine ends once its input closes (the session leaves the map).
     shared.backend.connect(
         super::Connection::Legacy,
-        Transport::new(incoming, outgoing),
+        Transport::new(incoming, outgoing).with_session_id(id.as_str()),
     );
     let endpoint = format!(
         "{}{}?sessionId={id}",

@@ -78,8 +78,10 @@ impl Context {
         self.log_level.is_some_and(|min| level >= min)
     }
 
-    /// An identifier of the connection the request arrived on, stable for its lifetime
-    /// and unique within the process: the key for per-session state a server keeps.
+    /// An identifier of the session the request arrived on, stable for its lifetime: the
+    /// key for per-session state a server keeps. Over HTTP it is the session's
+    /// `Mcp-Session-Id` (so the same on every instance serving it); otherwise
+    /// `connection-N`, unique within the process.
     pub fn session_key(&self) -> &str {
         &self.session_key
     }

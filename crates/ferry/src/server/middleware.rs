@@ -30,7 +30,9 @@ pub struct RequestInfo {
     /// The tool or prompt name (`tools/call`, `prompts/get`), or the resource URI
     /// (`resources/read`, `resources/subscribe`, `resources/unsubscribe`).
     pub target: Option<String>,
-    /// The connection or HTTP session the request came on.
+    /// The session the request came on: over HTTP its `Mcp-Session-Id` (or HTTP+SSE
+    /// `sessionId`), the same on every instance sharing it; otherwise `connection-N`,
+    /// naming the connection (stdio, a stateless-era request).
     pub session: Arc<str>,
     /// The revision the request speaks (`None` before `initialize` in the session era).
     pub version: Option<ProtocolVersion>,

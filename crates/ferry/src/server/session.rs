@@ -66,13 +66,18 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    fn new(server: Server, request_only: bool) -> Session {
+    /// A session keyed by the transport's session id, or `connection-N` where the
+    /// transport has none (stdio, a stateless-era request).
+    fn new(server: Server, request_only: bool, id: Option<Arc<str>>) -> Session {
         static CONNECTIONS: AtomicU64 = AtomicU64::new(0);
-        let number = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
+        let key = id.unwrap_or_else(|| {
+            let number = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
+            format!("connection-{number}").into()
+        });
         server.counters().connected();
         Session {
             server,
-            key: format!("connection-{number}").into(),
+            key,
             tasks: std::sync::OnceLock::new(),
             state: Mutex::default(),
             request_only,
@@ -95,7 +100,7 @@ impl Drop for Session {
 /// which glibc serves on its slow path).
 pub(crate) fn serve_request(server: Server, transport: Transport) {
     let config = server.engine_config().clone();
-    let session = Arc::new(Session::new(server, true));
+    let session = Arc::new(Session::new(server, true, transport.session_id.clone()));
     // The engine's task ends by itself once the transport's input closes.
     drop(Engine::start(transport, session, config));
 }
@@ -110,7 +115,7 @@ pub(crate) fn serve(
 ) -> EngineHandle {
     let changes = server.subscribe_changes();
     let config = server.engine_config().clone();
-    let session = Session::new(server, false);
+    let session = Session::new(server, false, transport.session_id.clone());
     if let Some(share) = share {
         let _ = session
             .tasks
@@ -408,7 +413,7 @@ mod tests {
     /// the sends' state in it).
     #[test]
     fn the_futures_a_connection_keeps_stay_small() {
-        let session = super::Session::new(super::Server::builder("x", "1").build(), false);
+        let session = super::Session::new(super::Server::builder("x", "1").build(), false, None);
         let session = std::sync::Arc::new(session);
         let (_tx, changes) = tokio::sync::broadcast::channel(1);
         let (out, _rx) = tokio::sync::mpsc::channel(1);
@@ -436,7 +441,7 @@ mod tests {
                 |args: Echo, _cx: crate::server::Context| async move { args.text },
             )
             .build();
-        let session = std::sync::Arc::new(super::Session::new(server, false));
+        let session = std::sync::Arc::new(super::Session::new(server, false, None));
         let params = serde_json::json!({"name": "echo", "arguments": {"text": "hi"}});
         let params = serde_json::value::to_raw_value(&params).expect("params");
         let request = ferry_protocol::jsonrpc::Request::new(1, "tools/call", params);

@@ -107,7 +107,9 @@ pub(super) fn start(
         }
     });
     // The engine ends once its input closes (`Session::close`); the router after it.
-    let transport = Transport::new(incoming, outgoing).with_related(related);
+    let transport = Transport::new(incoming, outgoing)
+        .with_related(related)
+        .with_session_id(&*session.id);
     match &shared.config.session_store {
         Some(store) => shared.backend.connect_shared(
             Connection::Session,
