@@ -297,6 +297,36 @@ async fn the_concurrency_limit_holds_per_principal() {
 }
 
 #[tokio::test]
+async fn the_concurrency_limit_does_not_count_the_handshake() {
+    let release = Arc::new(Notify::new());
+    let waiting = release.clone();
+    let server = Server::builder("c", "1")
+        .middleware(ConcurrencyLimit::per_principal(1))
+        .tool("wait", "Waits", move |_: ()| {
+            let waiting = waiting.clone();
+            async move {
+                waiting.notified().await;
+                "released"
+            }
+        })
+        .tool("quick", "Quick", |_: ()| async { "quick" })
+        .build();
+    let client = Arc::new(TestClient::connect(&server, V2026_07_28).await.unwrap());
+    let busy = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("wait", json!({})).await }
+    });
+    while client.call_tool("quick", json!({})).await.is_ok() {
+        tokio::task::yield_now().await;
+    }
+    // The caller's one slot is taken, yet it may still discover the server.
+    let discovered = client.request("server/discover", json!({})).await.unwrap();
+    assert!(discovered["supportedVersions"].is_array(), "{discovered}");
+    release.notify_one();
+    busy.await.unwrap().unwrap();
+}
+
+#[tokio::test]
 async fn the_rate_limit_refuses_past_the_burst_and_says_when_to_retry() {
     let server = Server::builder("r", "1")
         .middleware(RateLimit::per_principal(0.5, 2))

@@ -336,6 +336,12 @@ impl Middleware for Metrics {
     }
 }
 
+/// The handshake and `ping`, which the limits do not count: a caller must always be
+/// able to connect and to check that the server lives.
+fn is_free(method: &str) -> bool {
+    matches!(method, "ping" | "initialize" | "server/discover")
+}
+
 /// Whether the result text of a `tools/call` is an `isError` result: a quick look for the
 /// member first, then a parse of the top level only when it is there (`"isError":true`
 /// may also occur inside `structuredContent`).
@@ -351,7 +357,7 @@ pub(crate) fn is_tool_error(result: &str) -> bool {
 
 /// At most `limit` requests in flight per principal ([`RequestInfo::principal`]); one
 /// more is refused at once with `-32000` ("too many requests in flight"), not queued.
-/// `ping` is not counted.
+/// The handshake (`initialize`, `server/discover`) and `ping` are not counted.
 #[derive(Clone, Debug)]
 pub struct ConcurrencyLimit {
     limit: usize,
@@ -394,7 +400,7 @@ impl Middleware for ConcurrencyLimit {
         next: Next<'a>,
     ) -> BoxFuture<'a, HandlerResult> {
         Box::pin(async move {
-            if request.method == "ping" {
+            if is_free(&request.method) {
                 return next.run().await;
             }
             let principal = request.principal();
@@ -488,10 +494,8 @@ impl Middleware for RateLimit {
         next: Next<'a>,
     ) -> BoxFuture<'a, HandlerResult> {
         Box::pin(async move {
-            if !matches!(
-                request.method.as_str(),
-                "ping" | "initialize" | "server/discover"
-            ) && let Err(wait) = self.take(request.principal())
+            if !is_free(&request.method)
+                && let Err(wait) = self.take(request.principal())
             {
                 let retry_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).max(1);
                 return Err(ErrorObject::new(
