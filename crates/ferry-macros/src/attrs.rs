@@ -6,7 +6,7 @@ use quote::{ToTokens, quote};
 use syn::meta::ParseNestedMeta;
 use syn::parse::{ParseStream, Parser};
 use syn::punctuated::Punctuated;
-use syn::{LitBool, LitInt, LitStr, Path, Token};
+use syn::{Expr, LitBool, LitInt, LitStr, Path, Token};
 
 /// What a macro registers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,9 +40,18 @@ impl Kind {
                 "task_support",
                 "icon",
                 "icons",
+                "visible",
                 "crate",
             ],
-            Kind::Prompt => &["name", "title", "description", "icon", "icons", "crate"],
+            Kind::Prompt => &[
+                "name",
+                "title",
+                "description",
+                "icon",
+                "icons",
+                "visible",
+                "crate",
+            ],
             Kind::Resource => &[
                 "uri",
                 "name",
@@ -52,6 +61,7 @@ impl Kind {
                 "size",
                 "icon",
                 "icons",
+                "visible",
                 "crate",
             ],
         }
@@ -102,6 +112,8 @@ pub(crate) struct Options {
     pub(crate) uri: Option<LitStr>,
     pub(crate) mime_type: Option<LitStr>,
     pub(crate) size: Option<LitInt>,
+    /// `visible = predicate`: who sees the item (the builder's `*_visible_if`).
+    pub(crate) visible: Option<Expr>,
 }
 
 impl Options {
@@ -226,6 +238,7 @@ fn option(
             }));
         }
         "crate" => options.krate = Some(crate_path(meta)?),
+        "visible" => options.visible = Some(meta.value()?.parse()?),
         _ => return Err(meta.error(unknown_key(kind, &key))),
     }
     Ok(())

@@ -605,6 +605,14 @@ impl Handler {
             set("description", description),
             set("icons", icons),
         ];
+        // `visible = predicate`: the builder's rule for the item, spanned at the predicate
+        // so a wrong type is reported there.
+        let visible = |method: &str, key: &LitStr| {
+            self.options.visible.as_ref().map(|predicate| {
+                let method = format_ident!("{}", method);
+                quote_spanned!(predicate.span()=> .#method(#key, #predicate))
+            })
+        };
         match self.kind {
             Kind::Tool => {
                 let annotations = self.annotations(&types);
@@ -624,6 +632,7 @@ impl Handler {
                 });
                 let annotations = set("annotations", annotations);
                 let execution = set("execution", execution);
+                let visible = visible("tool_visible_if", &name);
                 quote!({
                     #args_struct
                     let mut __ferry_item = <#types::Tool as ::core::default::Default>::default();
@@ -631,16 +640,20 @@ impl Handler {
                     #(#common)*
                     #annotations
                     #execution
-                    #builder.tool_with(__ferry_item, #handler)
+                    #builder.tool_with(__ferry_item, #handler)#visible
                 })
             }
-            Kind::Prompt => quote!({
-                #args_struct
-                let mut __ferry_item = <#types::Prompt as ::core::default::Default>::default();
-                __ferry_item.name = ::std::string::String::from(#name);
-                #(#common)*
-                #builder.prompt_with(__ferry_item, #handler)
-            }),
+            Kind::Prompt => {
+                let visible = visible("prompt_visible_if", &name);
+                quote!({
+                    #args_struct
+                    let mut __ferry_item =
+                        <#types::Prompt as ::core::default::Default>::default();
+                    __ferry_item.name = ::std::string::String::from(#name);
+                    #(#common)*
+                    #builder.prompt_with(__ferry_item, #handler)#visible
+                })
+            }
             Kind::Resource => {
                 let uri = &self.options.uri;
                 let mime_type = set(
@@ -649,6 +662,14 @@ impl Handler {
                         |m| quote!(::core::option::Option::Some(::std::string::String::from(#m))),
                     ),
                 );
+                let visible = uri.as_ref().and_then(|uri| {
+                    let method = if self.template {
+                        "template_visible_if"
+                    } else {
+                        "resource_visible_if"
+                    };
+                    visible(method, uri)
+                });
                 if self.template {
                     quote!({
                         let mut __ferry_item =
@@ -657,7 +678,7 @@ impl Handler {
                         __ferry_item.name = ::std::string::String::from(#name);
                         #(#common)*
                         #mime_type
-                        #builder.resource_template(__ferry_item, #handler)
+                        #builder.resource_template(__ferry_item, #handler)#visible
                     })
                 } else {
                     let size = set(
@@ -675,7 +696,7 @@ impl Handler {
                         #(#common)*
                         #mime_type
                         #size
-                        #builder.resource(__ferry_item, #handler)
+                        #builder.resource(__ferry_item, #handler)#visible
                     })
                 }
             }

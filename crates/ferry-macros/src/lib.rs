@@ -107,6 +107,7 @@ use attrs::Kind;
 /// | `read_only`, `destructive`, `idempotent`, `open_world` (`= true\|false`) | `annotations`' hints |
 /// | `task_support = "forbidden"\|"optional"\|"required"` | `execution.taskSupport` |
 /// | `icon = "src"`, `icon(src = .., mime_type = .., sizes = [..], theme = "light"\|"dark")`, `icons = [..]` | `icons` |
+/// | `visible = predicate` | who sees the tool: a `Fn(&Context) -> bool` (a function's path or a closure), as `ServerBuilder::tool_visible_if` |
 /// | `crate = path` | how the expansion names Ferry (default `::ferry`) |
 ///
 /// ```
@@ -166,7 +167,8 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 /// `String` (one user message), `Vec<PromptMessage>`, a `GetPromptResult`, or a
 /// `Result` of one of these.
 ///
-/// Options: `name`, `title`, `description`, `icon`/`icons`, `crate`, as for [`tool`].
+/// Options: `name`, `title`, `description`, `icon`/`icons`, `visible`, `crate`, as for
+/// [`tool`].
 ///
 /// ```
 /// use ferry::prompt;
@@ -207,7 +209,7 @@ pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
 /// | `name = ".."` | `name` (default: the function's) |
 /// | `title`, `description`, `mime_type` | the same fields |
 /// | `size = N` | `size` (a static resource) |
-/// | `icon`/`icons`, `crate` | as for [`tool`] |
+/// | `icon`/`icons`, `visible`, `crate` | as for [`tool`] (`visible` as `resource_visible_if`, or `template_visible_if` for a template) |
 ///
 /// ```
 /// use ferry::protocol::types::ResourceContents;

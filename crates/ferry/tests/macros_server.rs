@@ -394,3 +394,120 @@ async fn every_revision_lists_the_same_tools() {
         assert_eq!(result["content"][0]["text"], "2", "{version:?}");
     }
 }
+
+/// The caller says it is staff in `_meta` (a stand-in for a verified identity).
+fn staff(cx: &Context) -> bool {
+    cx.meta
+        .other
+        .get("example.com/role")
+        .and_then(Value::as_str)
+        == Some("staff")
+}
+
+/// Refund an order.
+#[tool(visible = staff)]
+async fn refund() -> String {
+    "refunded".into()
+}
+
+/// An audit of the day.
+#[prompt(visible = |cx: &Context| staff(cx))]
+async fn audit() -> String {
+    "audit".into()
+}
+
+/// The ledger.
+#[resource("shop://ledger", visible = staff)]
+async fn ledger(#[uri] uri: String) -> ReadResult {
+    Ok(vec![ResourceContents::text(uri, "text/plain", "0")])
+}
+
+/// An order.
+#[resource("orders://{id}", visible = staff)]
+async fn order(id: u32, #[uri] uri: String) -> ReadResult {
+    Ok(vec![ResourceContents::text(
+        uri,
+        "text/plain",
+        id.to_string(),
+    )])
+}
+
+struct Till;
+
+#[tools]
+impl Till {
+    /// Open the till: staff only, by an associated function of the impl.
+    #[tool(visible = Self::staff_only)]
+    async fn open_till(&self) -> String {
+        "open".into()
+    }
+
+    fn staff_only(cx: &Context) -> bool {
+        staff(cx)
+    }
+}
+
+#[tokio::test]
+async fn visible_hides_items_from_other_callers() {
+    let server = Server::builder("shop", "1")
+        .with((
+            refund_tool(),
+            audit_prompt(),
+            ledger_resource(),
+            order_resource(),
+        ))
+        .with(Till)
+        .tool("price", "Everyone", |_: ()| async { "3" })
+        .build();
+    let client = TestClient::connect(&server, V2026_07_28).await.unwrap();
+    let as_role = |role: &str| json!({"_meta": {"example.com/role": role}});
+    let lists = [
+        ("tools/list", "tools", "name", vec!["price"], 3),
+        ("prompts/list", "prompts", "name", vec![], 1),
+        ("resources/list", "resources", "uri", vec![], 1),
+        (
+            "resources/templates/list",
+            "resourceTemplates",
+            "uriTemplate",
+            vec![],
+            1,
+        ),
+    ];
+    for (method, key, field, public, staff_sees) in lists {
+        let anyone = client.request(method, as_role("guest")).await.unwrap();
+        let names: Vec<&str> = anyone[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|item| item[field].as_str().unwrap())
+            .collect();
+        assert_eq!(names, public, "{method}");
+        let staff = client.request(method, as_role("staff")).await.unwrap();
+        assert_eq!(staff[key].as_array().unwrap().len(), staff_sees, "{method}");
+    }
+    // Hidden is unknown when asked for; staff may use it.
+    let call = |name: &str, role: &str| {
+        let mut params = as_role(role);
+        params["name"] = json!(name);
+        params["arguments"] = json!({});
+        client.request("tools/call", params)
+    };
+    for name in ["refund", "open_till"] {
+        let refused = call(name, "guest").await.unwrap_err();
+        assert!(
+            matches!(&refused, ferry::engine::CallError::Rpc(e) if e.code == -32602),
+            "{name}: {refused:?}"
+        );
+        assert!(call(name, "staff").await.is_ok(), "{name}");
+    }
+    let read = |uri: &str, role: &str| {
+        let mut params = as_role(role);
+        params["uri"] = json!(uri);
+        client.request("resources/read", params)
+    };
+    for uri in ["shop://ledger", "orders://7"] {
+        assert!(read(uri, "guest").await.is_err(), "{uri}");
+        let contents = read(uri, "staff").await.unwrap();
+        assert_eq!(contents["contents"][0]["uri"], uri);
+    }
+}
