@@ -142,6 +142,40 @@ where
     global::BoxedTracer::new(Box::new(provider.tracer_with_scope(scope())))
 }
 
+/// What one end records with: its tracer, its operation and its session durations.
+#[cfg(any(feature = "server", feature = "client"))]
+#[derive(Debug)]
+struct Instruments {
+    tracer: global::BoxedTracer,
+    duration: Histogram<f64>,
+    session: Histogram<f64>,
+}
+
+#[cfg(any(feature = "server", feature = "client"))]
+impl Instruments {
+    /// The instruments of these providers; `operation` and `session` name the two
+    /// histograms and say what they measure.
+    fn new<T, M>(
+        tracers: &T,
+        meters: &M,
+        operation: (&'static str, &'static str),
+        session: (&'static str, &'static str),
+    ) -> Self
+    where
+        T: TracerProvider,
+        T::Tracer: Send + Sync + 'static,
+        <T::Tracer as opentelemetry::trace::Tracer>::Span: Send + Sync + 'static,
+        M: MeterProvider + ?Sized,
+    {
+        let meter = meters.meter_with_scope(scope());
+        Instruments {
+            tracer: boxed_tracer(tracers),
+            duration: duration_histogram(&meter, operation.0, operation.1),
+            session: duration_histogram(&meter, session.0, session.1),
+        }
+    }
+}
+
 /// The span name of the conventions: `{method} {target}`, or the method alone.
 fn span_name(method: &str, target: Option<&str>) -> String {
     match target {
@@ -272,11 +306,7 @@ pub fn inject_context(cx: &Context, params: &mut Value) {
 #[cfg(feature = "server")]
 #[cfg_attr(docsrs, doc(cfg(feature = "server")))]
 #[derive(Debug)]
-pub struct ServerTracing {
-    tracer: global::BoxedTracer,
-    duration: Histogram<f64>,
-    session: Histogram<f64>,
-}
+pub struct ServerTracing(Instruments);
 
 #[cfg(feature = "server")]
 impl Default for ServerTracing {
@@ -300,20 +330,18 @@ impl ServerTracing {
         <T::Tracer as opentelemetry::trace::Tracer>::Span: Send + Sync + 'static,
         M: MeterProvider + ?Sized,
     {
-        let meter = meters.meter_with_scope(scope());
-        ServerTracing {
-            tracer: boxed_tracer(tracers),
-            duration: duration_histogram(
-                &meter,
+        ServerTracing(Instruments::new(
+            tracers,
+            meters,
+            (
                 "mcp.server.operation.duration",
                 "Duration of the MCP requests the server answered.",
             ),
-            session: duration_histogram(
-                &meter,
+            (
                 "mcp.server.session.duration",
                 "Duration of the MCP sessions the server served.",
             ),
-        }
+        ))
     }
 
     /// The span's attributes known before the request runs.
@@ -362,11 +390,12 @@ impl Middleware for ServerTracing {
     ) -> BoxFuture<'a, HandlerResult> {
         let parent = extract_context(&request.meta.other);
         let span = self
+            .0
             .tracer
             .span_builder(span_name(&request.method, request.target.as_deref()))
             .with_kind(SpanKind::Server)
             .with_attributes(Self::attributes(request))
-            .start_with_context(&self.tracer, &parent);
+            .start_with_context(&self.0.tracer, &parent);
         let cx = parent.with_span(span);
         let started = Instant::now();
         Box::pin(async move {
@@ -378,7 +407,7 @@ impl Middleware for ServerTracing {
                 span.set_status(Status::error(message.clone()));
             }
             span.end();
-            self.duration.record(
+            self.0.duration.record(
                 started.elapsed().as_secs_f64(),
                 &metric_attributes(
                     &request.method,
@@ -392,7 +421,7 @@ impl Middleware for ServerTracing {
     }
 
     fn session_ended(&self, session: &SessionInfo, lasted: std::time::Duration) {
-        self.session.record(
+        self.0.session.record(
             lasted.as_secs_f64(),
             &[KeyValue::new(
                 MCP_PROTOCOL_VERSION,
@@ -416,11 +445,7 @@ impl Middleware for ServerTracing {
 #[cfg(feature = "client")]
 #[cfg_attr(docsrs, doc(cfg(feature = "client")))]
 #[derive(Debug)]
-pub struct ClientTracing {
-    tracer: global::BoxedTracer,
-    duration: Histogram<f64>,
-    session: Histogram<f64>,
-}
+pub struct ClientTracing(Instruments);
 
 #[cfg(feature = "client")]
 impl Default for ClientTracing {
@@ -485,20 +510,18 @@ impl ClientTracing {
         <T::Tracer as opentelemetry::trace::Tracer>::Span: Send + Sync + 'static,
         M: MeterProvider + ?Sized,
     {
-        let meter = meters.meter_with_scope(scope());
-        ClientTracing {
-            tracer: boxed_tracer(tracers),
-            duration: duration_histogram(
-                &meter,
+        ClientTracing(Instruments::new(
+            tracers,
+            meters,
+            (
                 "mcp.client.operation.duration",
                 "Duration of the MCP requests the client sent, until their answer.",
             ),
-            session: duration_histogram(
-                &meter,
+            (
                 "mcp.client.session.duration",
                 "Duration of the client's connections to MCP servers.",
             ),
-        }
+        ))
     }
 
     /// Start the span of a request about to be sent (a child of the caller's current
@@ -531,11 +554,12 @@ impl ClientTracing {
         }
         let parent = Context::current();
         let span = self
+            .0
             .tracer
             .span_builder(span_name(method, target.as_deref()))
             .with_kind(SpanKind::Client)
             .with_attributes(attributes)
-            .start_with_context(&self.tracer, &parent);
+            .start_with_context(&self.0.tracer, &parent);
         let cx = parent
             .with_span(span)
             .with_value(ToolErrorSeen(AtomicBool::new(false)));
@@ -570,7 +594,7 @@ impl ClientTracing {
             span.set_status(Status::error(message.clone()));
         }
         span.end();
-        self.duration.record(
+        self.0.duration.record(
             call.started.elapsed().as_secs_f64(),
             &metric_attributes(
                 call.method,
@@ -583,7 +607,7 @@ impl ClientTracing {
 
     /// Record a connection's duration when the client goes.
     pub(crate) fn session_ended(&self, lasted: Duration, version: ferry_protocol::ProtocolVersion) {
-        self.session.record(
+        self.0.session.record(
             lasted.as_secs_f64(),
             &[KeyValue::new(MCP_PROTOCOL_VERSION, version.as_str())],
         );

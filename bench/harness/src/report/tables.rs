@@ -282,7 +282,13 @@ fn targets(runs: &Runs) -> String {
     );
     // Issue 23: one instance with its sessions in Redis, against the same server with
     // them in memory.
-    row("*Sessions in Redis (one instance, unpinned)*", None, None, &|_| true, "");
+    row(
+        "*Sessions in Redis (one instance, unpinned)*",
+        None,
+        None,
+        &|_| true,
+        "",
+    );
     row(
         "session era req/s >= 0.5x the same server with sessions in memory",
         None,

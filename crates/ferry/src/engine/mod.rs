@@ -87,6 +87,7 @@ pub use progress::{ProgressError, ProgressReporter};
 pub use related::RelatedSink;
 pub use result::ResultJson;
 pub use stdio::stdio;
+#[cfg(feature = "server")]
 pub(crate) use tasks::terminal;
 pub use tasks::{SharedTask, TaskShare};
 pub use transport::{

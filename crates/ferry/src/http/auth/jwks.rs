@@ -225,36 +225,14 @@ fn keys_of(body: &[u8]) -> Result<Vec<Key>, serde_json::Error> {
     Ok(keys)
 }
 
-/// The JWKS reading, for the fuzz targets (`fuzz/checks/oauth_parse.rs`). Feature `fuzzing`
-/// only; not an API.
+/// The usable keys of a JWKS document as (`kid`, algorithm), for the fuzz targets.
 #[cfg(feature = "fuzzing")]
-#[doc(hidden)]
-pub mod fuzzing {
-    /// A usable key of a JWKS document: its `kid` and its algorithm.
-    pub type KeySummary = (Option<String>, Option<String>);
-
-    /// The usable keys of a JWKS document.
-    pub fn jwks_keys(body: &[u8]) -> Result<Vec<KeySummary>, String> {
-        super::keys_of(body)
-            .map(|keys| {
-                keys.into_iter()
-                    .map(|k| (k.id, k.algorithm.map(|a| format!("{a:?}"))))
-                    .collect()
-            })
-            .map_err(|e| e.to_string())
-    }
-
-    /// `metadata::same_resource`: whether a token's audience names the resource `canonical`.
-    pub fn same_resource(canonical: &str, token_audience: &str) -> bool {
-        super::super::metadata::same_resource(canonical, token_audience)
-    }
-
-    /// `metadata::canonical_uri` and `metadata::path_aware` of a URL, if it parses.
-    pub fn canonical_and_path(url: &str) -> Option<(String, String)> {
-        let url = url::Url::parse(url).ok()?;
-        Some((
-            super::super::metadata::canonical_uri(&url),
-            super::super::metadata::path_aware(&url),
-        ))
-    }
+pub(super) fn key_summaries(body: &[u8]) -> Result<Vec<super::fuzzing::KeySummary>, String> {
+    keys_of(body)
+        .map(|keys| {
+            keys.into_iter()
+                .map(|k| (k.id, k.algorithm.map(|a| format!("{a:?}"))))
+                .collect()
+        })
+        .map_err(|e| e.to_string())
 }

@@ -46,9 +46,6 @@
 mod claims;
 mod introspection;
 mod jwks;
-#[cfg(feature = "fuzzing")]
-#[doc(hidden)]
-pub use jwks::fuzzing;
 mod jwt;
 mod layer;
 pub mod metadata;
@@ -223,6 +220,34 @@ impl ResourceServer {
         router.route_layer(axum::middleware::from_fn_with_state(
             Arc::clone(self),
             layer::check,
+        ))
+    }
+}
+
+/// The JWKS reading and the resource-URI comparison, for the fuzz targets
+/// (`fuzz/checks/oauth_parse.rs`). Feature `fuzzing` only; not an API.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing {
+    /// A usable key of a JWKS document: its `kid` and its algorithm.
+    pub type KeySummary = (Option<String>, Option<String>);
+
+    /// The usable keys of a JWKS document.
+    pub fn jwks_keys(body: &[u8]) -> Result<Vec<KeySummary>, String> {
+        super::jwks::key_summaries(body)
+    }
+
+    /// `metadata::same_resource`: whether a token's audience names the resource `canonical`.
+    pub fn same_resource(canonical: &str, token_audience: &str) -> bool {
+        super::metadata::same_resource(canonical, token_audience)
+    }
+
+    /// `metadata::canonical_uri` and `metadata::path_aware` of a URL, if it parses.
+    pub fn canonical_and_path(url: &str) -> Option<(String, String)> {
+        let url = url::Url::parse(url).ok()?;
+        Some((
+            super::metadata::canonical_uri(&url),
+            super::metadata::path_aware(&url),
         ))
     }
 }

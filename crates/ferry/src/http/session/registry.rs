@@ -61,11 +61,16 @@ impl Sessions {
     /// closes, requests in flight still answer on their streams (within the engine's
     /// shutdown grace), then the engine ends and with it every stream of the session.
     pub(crate) fn shutdown(&self) {
-        self.shutdown.cancel();
-        let all: Vec<_> = self.map().drain().map(|(_, s)| s).collect();
-        for session in all {
+        for session in self.take_all() {
             session.drain();
         }
+    }
+
+    /// Stop the sweeper and take every session out of the table (ended by the caller,
+    /// outside the table's lock).
+    fn take_all(&self) -> Vec<Arc<Session>> {
+        self.shutdown.cancel();
+        self.map().drain().map(|(_, s)| s).collect()
     }
 
     /// The live session `id`; an idle-expired one is ended here.
@@ -175,9 +180,7 @@ pub(crate) fn make_room_for(shared: &Shared, client: &ClientKey) {
 /// would otherwise never end.
 impl Drop for Sessions {
     fn drop(&mut self) {
-        self.shutdown.cancel();
-        let all: Vec<_> = self.map().drain().map(|(_, s)| s).collect();
-        for session in all {
+        for session in self.take_all() {
             session.close();
         }
     }
