@@ -251,8 +251,9 @@ async fn metrics_count_calls_and_errors_per_target() {
     client.close().await;
 }
 
-#[tokio::test]
-async fn the_concurrency_limit_holds_per_principal() {
+/// A server allowing one request in flight per caller, with a tool `wait` that answers
+/// once the returned `Notify` is told, and a tool `quick`.
+fn one_at_a_time() -> (Server, Arc<Notify>) {
     let release = Arc::new(Notify::new());
     let waiting = release.clone();
     let server = Server::builder("c", "1")
@@ -266,6 +267,12 @@ async fn the_concurrency_limit_holds_per_principal() {
         })
         .tool("quick", "Quick", |_: ()| async { "quick" })
         .build();
+    (server, release)
+}
+
+#[tokio::test]
+async fn the_concurrency_limit_holds_per_principal() {
+    let (server, release) = one_at_a_time();
     let first = TestClient::connect(&server, V2025_06_18).await.unwrap();
     let other = TestClient::connect(&server, V2025_06_18).await.unwrap();
     let first = Arc::new(first);
@@ -298,19 +305,7 @@ async fn the_concurrency_limit_holds_per_principal() {
 
 #[tokio::test]
 async fn the_concurrency_limit_does_not_count_the_handshake() {
-    let release = Arc::new(Notify::new());
-    let waiting = release.clone();
-    let server = Server::builder("c", "1")
-        .middleware(ConcurrencyLimit::per_principal(1))
-        .tool("wait", "Waits", move |_: ()| {
-            let waiting = waiting.clone();
-            async move {
-                waiting.notified().await;
-                "released"
-            }
-        })
-        .tool("quick", "Quick", |_: ()| async { "quick" })
-        .build();
+    let (server, release) = one_at_a_time();
     let client = Arc::new(TestClient::connect(&server, V2026_07_28).await.unwrap());
     let busy = tokio::spawn({
         let client = client.clone();
