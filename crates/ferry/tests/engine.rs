@@ -584,6 +584,43 @@ async fn hang_up_cancels_in_flight_work_after_the_grace_period() {
     );
 }
 
+/// A peer that sends requests, never reads the answers and hangs up its side: the engine
+/// still ends, its handlers blocked on the full output cut after the grace period.
+#[tokio::test]
+async fn hang_up_ends_the_engine_while_the_peer_reads_nothing() {
+    let big = "x".repeat(64 * 1024);
+    let mut burst = Vec::new();
+    for id in 0..64 {
+        burst.extend_from_slice(
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"echo\",\"params\":[\"{big}\"]}}\n"
+            )
+            .as_bytes(),
+        );
+    }
+    // The answers go into a 4 KiB pipe nobody reads (its other end is kept open).
+    let (ours, theirs) = tokio::io::duplex(4096);
+    let (_, writer) = tokio::io::split(ours);
+    let stalled = Duration::from_millis(200);
+    let transport = Transport::lines_with_write_timeout(
+        std::io::Cursor::new(burst),
+        writer,
+        1 << 20,
+        4,
+        stalled,
+    );
+    let config = EngineConfig {
+        shutdown_grace: Duration::from_millis(100),
+        ..Default::default()
+    };
+    let engine = Engine::start(transport, TestHandler::default(), config);
+    tokio::time::timeout(Duration::from_secs(10), engine.task)
+        .await
+        .expect("the engine ends although its output is stalled")
+        .expect("no panic");
+    drop(theirs);
+}
+
 #[tokio::test]
 async fn calls_after_the_peer_hung_up_fail_at_once() {
     // A byte-stream transport whose reader ends at once (the peer hung up) while its

@@ -29,6 +29,12 @@ pub struct EngineConfig {
     /// Answer `ping` in the engine, at any time, without reaching the handler.
     /// Default: true.
     pub answer_ping: bool,
+    /// How long a write to a byte-stream peer ([`stdio_with`](super::stdio_with)) may make
+    /// no progress before the peer is taken for dead: its output is then closed, what waits
+    /// to be written fails, and the engine reads on to the peer's end. A peer that stops
+    /// reading can otherwise hold the engine (and its shutdown) for good. `None`: no limit.
+    /// Default: 60 s.
+    pub write_timeout: Option<Duration>,
 }
 
 impl Default for EngineConfig {
@@ -41,6 +47,7 @@ impl Default for EngineConfig {
             request_timeout: Duration::from_secs(60),
             shutdown_grace: Duration::from_secs(5),
             answer_ping: true,
+            write_timeout: Some(Duration::from_secs(60)),
         }
     }
 }

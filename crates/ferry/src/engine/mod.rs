@@ -86,7 +86,7 @@ pub use peer::{CallError, CallOptions, Peer};
 pub use progress::{ProgressError, ProgressReporter};
 pub use related::RelatedSink;
 pub use result::ResultJson;
-pub use stdio::stdio;
+pub use stdio::{stdio, stdio_with};
 #[cfg(feature = "server")]
 pub(crate) use tasks::terminal;
 pub use tasks::{SharedTask, TaskShare};

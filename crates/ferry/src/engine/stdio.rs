@@ -7,11 +7,49 @@
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
+use super::EngineConfig;
 use super::transport::Transport;
 
-/// A transport over this process's stdin and stdout. Must be called inside a tokio runtime.
+/// A transport over this process's stdin and stdout, with the default
+/// [`EngineConfig::write_timeout`]. Must be called inside a tokio runtime.
 pub fn stdio(max_frame_bytes: usize, queue: usize) -> Transport {
-    Transport::lines(stdin_reader(), stdout_writer(), max_frame_bytes, queue)
+    let config = EngineConfig {
+        max_message_bytes: max_frame_bytes,
+        write_queue: queue,
+        ..EngineConfig::default()
+    };
+    stdio_with(&config)
+}
+
+/// A transport over this process's stdin and stdout with `config`'s frame limit
+/// (`max_message_bytes`), write queue and [`write_timeout`](EngineConfig::write_timeout).
+/// Must be called inside a tokio runtime.
+///
+/// ```no_run
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// use ferry::engine::{EngineConfig, stdio_with};
+///
+/// let config = EngineConfig {
+///     write_timeout: Some(std::time::Duration::from_secs(10)),
+///     ..EngineConfig::default()
+/// };
+/// let transport = stdio_with(&config);
+/// # drop(transport);
+/// # }
+/// ```
+pub fn stdio_with(config: &EngineConfig) -> Transport {
+    let (max, queue) = (config.max_message_bytes, config.write_queue);
+    match config.write_timeout {
+        Some(timeout) => Transport::lines_with_write_timeout(
+            stdin_reader(),
+            stdout_writer(),
+            max,
+            queue,
+            timeout,
+        ),
+        None => Transport::lines(stdin_reader(), stdout_writer(), max, queue),
+    }
 }
 
 #[cfg(unix)]

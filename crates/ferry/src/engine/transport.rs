@@ -5,6 +5,7 @@
 //! frames into and out of these channels, so the engine knows no I/O.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
@@ -275,6 +276,41 @@ impl Transport {
             related: None,
             session_id: None,
         }
+    }
+}
+
+impl Transport {
+    /// [`Transport::lines`] whose writes give up once one has made no progress for
+    /// `write_timeout` (see [`EngineConfig::write_timeout`](super::EngineConfig::write_timeout)):
+    /// the output is closed and the engine reads on to the peer's end.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use ferry::engine::Transport;
+    ///
+    /// let (ours, _theirs) = tokio::io::duplex(4096);
+    /// let (reader, writer) = tokio::io::split(ours);
+    /// let transport =
+    ///     Transport::lines_with_write_timeout(reader, writer, 1 << 20, 64, Duration::from_secs(30));
+    /// # drop(transport);
+    /// # }
+    /// ```
+    pub fn lines_with_write_timeout<R, W>(
+        reader: R,
+        writer: W,
+        max_frame_bytes: usize,
+        queue: usize,
+        write_timeout: Duration,
+    ) -> Transport
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let mut writer = tokio_io_timeout::TimeoutWriter::new(writer);
+        writer.set_timeout(Some(write_timeout));
+        Transport::lines(reader, Box::pin(writer), max_frame_bytes, queue)
     }
 }
 

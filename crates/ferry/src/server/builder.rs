@@ -160,10 +160,10 @@ impl Server {
         session::serve(self.clone(), transport, None)
     }
 
-    /// Serve this process's stdin and stdout until the client closes stdin.
+    /// Serve this process's stdin and stdout until the client closes stdin (a client that
+    /// stops reading stdout for the engine's `write_timeout` is taken for gone).
     pub async fn serve_stdio(&self) -> std::io::Result<()> {
-        let config = self.engine_config();
-        let transport = crate::engine::stdio(config.max_message_bytes, config.write_queue);
+        let transport = crate::engine::stdio_with(self.engine_config());
         self.serve(transport)
             .task
             .await
