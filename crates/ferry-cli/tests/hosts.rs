@@ -70,7 +70,9 @@ impl Place {
         let home = root.join("home");
         let config = home.join(".config");
         let project = root.join("project");
-        for dir in [&config, &project] {
+        // The project is a repository's root (`.git`), as `ferry` looks for the project up
+        // from the current directory: this scratch one, not the clone it sits in.
+        for dir in [&config, &project.join(".git")] {
             std::fs::create_dir_all(dir).expect("create a scratch directory");
         }
         // The path `ferry` sees as its current directory (Claude Code's local scope keys).
@@ -99,6 +101,21 @@ impl Place {
 
     fn ferry<S: AsRef<OsStr>>(&self, args: &[S]) -> Run {
         self.ferry_with(args, &[])
+    }
+
+    /// Run `ferry args...` in `dir` instead of the project.
+    fn ferry_in<S: AsRef<OsStr>>(&self, dir: &Path, args: &[S]) -> Run {
+        let output = self
+            .command(args, &[])
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run ferry");
+        Run {
+            stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            code: output.status.code(),
+        }
     }
 
     fn command<S: AsRef<OsStr>>(&self, args: &[S], vars: &[(&str, &str)]) -> Command {
@@ -395,6 +412,44 @@ fn a_different_entry_of_the_same_name_is_replaced_only_with_force() {
         std::fs::read_to_string(place.project.join(".mcp.json.bak")).unwrap(),
         first
     );
+}
+
+/// From a directory inside the project, its files are the project root's: found there,
+/// `${workspaceFolder}` is the root, and an install in the project scope writes there.
+#[test]
+fn a_subdirectory_finds_the_project_at_its_root() {
+    let place = Place::new("subdir");
+    place.write(
+        &place.project.join(".mcp.json"),
+        &json!({"mcpServers": {"rooted": {
+            "command": "sh",
+            "args": ["-c", "echo \"W=$W\" >&2; exec \"$0\" serve", FERRY],
+            "env": {"W": "${workspaceFolder}"},
+        }}}),
+    );
+    let deep = place.project.join("src").join("deep");
+    std::fs::create_dir_all(&deep).unwrap();
+    let run = place
+        .ferry_in(&deep, &["call", "echo", "text=hi", "--server", "rooted"])
+        .ok();
+    assert_eq!(run.stdout, "hi\n", "{}", run.stderr);
+    let root = format!("W={}", place.project.display());
+    assert!(run.stderr.contains(&root), "{root}\n{}", run.stderr);
+
+    place
+        .ferry_in(
+            &deep,
+            &[
+                "install", "more", "--host", "cursor", "--", "ferry", "serve",
+            ],
+        )
+        .ok();
+    let written = read_json(&place.project.join(".cursor/mcp.json"));
+    assert_eq!(
+        written["mcpServers"]["more"]["command"], "ferry",
+        "{written:#}"
+    );
+    assert!(!deep.join(".cursor").exists());
 }
 
 #[test]

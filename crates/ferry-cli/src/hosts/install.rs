@@ -24,7 +24,8 @@ pub(crate) struct InstallArgs {
     /// file has `servers`, else claude-code).
     #[arg(long, value_enum)]
     host: Option<Host>,
-    /// Which of the host's files: project (in the current directory), user, or local
+    /// Which of the host's files: project (at the project's root: the nearest directory up
+    /// with a host's project file or .git, else the current one), user, or local
     /// (Claude Code's private entries for this project in ~/.claude.json). Default: project;
     /// user for Claude Desktop, which has no other.
     #[arg(long, value_enum)]

@@ -3,8 +3,9 @@
 //! servers`) and added to (`ferry install`).
 //!
 //! Where each host keeps its file, per operating system, is [`location`]; the search
-//! order is [`search_order`]: `--config FILE` first, then the project's files (the current
-//! directory), then the user's; the first file naming the server wins. Entries are read
+//! order is [`search_order`]: `--config FILE` first, then the project's files (the project
+//! being the nearest directory up from the current one with a host's project file or a
+//! `.git`), then the user's; the first file naming the server wins. Entries are read
 //! the way their hosts read them: `type` stdio, http or sse (or none: `command` is stdio,
 //! `url` HTTP), `command`, `args`, `env`, `envFile`, `cwd`, `url`, `headers`, with the
 //! variables of [`vars`] expanded when the entry is used.
@@ -56,7 +57,7 @@ impl Host {
 /// Which of a host's files.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
 pub(crate) enum Scope {
-    /// The project's file, in the current directory (shared with the project).
+    /// The project's file, at the project's root (shared with the project).
     Project,
     /// The user's file, for every project.
     User,
@@ -76,8 +77,9 @@ impl Scope {
 
 /// The directories the hosts' files are found from.
 pub(crate) struct Places {
-    /// The project: the current directory.
-    pub(crate) cwd: PathBuf,
+    /// The project: the nearest directory up from the current one (below the home
+    /// directory) holding a host's project file or `.git`; the current directory if none.
+    pub(crate) project: PathBuf,
     /// `$HOME` (`%USERPROFILE%` on Windows).
     pub(crate) home: Option<PathBuf>,
     /// Where applications keep their settings: `$XDG_CONFIG_HOME` or `~/.config` on
@@ -102,7 +104,7 @@ impl Places {
                 .or_else(|| home.as_ref().map(|h| h.join(".config")))
         };
         Ok(Places {
-            cwd,
+            project: project_of(&cwd, home.as_deref()),
             home,
             app_data,
         })
@@ -111,10 +113,23 @@ impl Places {
     /// The variables of entries found from here.
     pub(crate) fn vars(&self) -> Vars {
         Vars {
-            workspace: self.cwd.clone(),
+            workspace: self.project.clone(),
             home: self.home.clone(),
         }
     }
+}
+
+/// The project `cwd` is in: the nearest directory up from it, the home directory and
+/// those above it excluded (`~/.cursor/mcp.json` is Cursor's user file, not a project's),
+/// that holds a host's project file or a `.git`, as the hosts take the root of the
+/// repository or folder opened; `cwd` itself when there is none.
+fn project_of(cwd: &Path, home: Option<&Path>) -> PathBuf {
+    const MARKERS: [&str; 4] = [".mcp.json", ".cursor/mcp.json", ".vscode/mcp.json", ".git"];
+    cwd.ancestors()
+        .take_while(|dir| Some(*dir) != home && home.is_none_or(|h| !h.starts_with(dir)))
+        .find(|dir| MARKERS.iter().any(|marker| dir.join(marker).exists()))
+        .unwrap_or(cwd)
+        .to_path_buf()
 }
 
 fn env_path(name: &str) -> Option<PathBuf> {
@@ -220,11 +235,13 @@ pub(crate) fn location(host: Host, scope: Scope, places: &Places) -> Result<Host
             .ok_or_else(|| format!("no settings directory to find the file of {}", host.name()))
     };
     let (path, section) = match (host, scope) {
-        (Host::ClaudeCode, Scope::Project) => (places.cwd.join(".mcp.json"), None),
+        (Host::ClaudeCode, Scope::Project) => (places.project.join(".mcp.json"), None),
         (Host::ClaudeCode, Scope::User) => (home()?.join(".claude.json"), None),
         (Host::ClaudeCode, Scope::Local) => (
             home()?.join(".claude.json"),
-            Some(Section::Project(places.cwd.to_string_lossy().into_owned())),
+            Some(Section::Project(
+                places.project.to_string_lossy().into_owned(),
+            )),
         ),
         (Host::ClaudeDesktop, Scope::User) => (
             app_data()?
@@ -232,9 +249,9 @@ pub(crate) fn location(host: Host, scope: Scope, places: &Places) -> Result<Host
                 .join("claude_desktop_config.json"),
             None,
         ),
-        (Host::Cursor, Scope::Project) => (places.cwd.join(".cursor").join("mcp.json"), None),
+        (Host::Cursor, Scope::Project) => (places.project.join(".cursor").join("mcp.json"), None),
         (Host::Cursor, Scope::User) => (home()?.join(".cursor").join("mcp.json"), None),
-        (Host::Vscode, Scope::Project) => (places.cwd.join(".vscode").join("mcp.json"), None),
+        (Host::Vscode, Scope::Project) => (places.project.join(".vscode").join("mcp.json"), None),
         (Host::Vscode, Scope::User) => {
             (app_data()?.join("Code").join("User").join("mcp.json"), None)
         }
@@ -584,4 +601,29 @@ fn env_file(path: &Path) -> Result<Vec<(String, String)>, String> {
         vars.push((key.trim().to_owned(), unquoted.to_owned()));
     }
     Ok(vars)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::project_of;
+
+    /// The walk up stops below the home directory, whose `.cursor/mcp.json` is Cursor's
+    /// user file: a directory under home with no project marker is its own project.
+    #[test]
+    fn the_project_is_found_below_home_only() {
+        let root = std::env::temp_dir().join(format!("ferry-project-of-{}", std::process::id()));
+        let home = root.join("home");
+        let repo = home.join("code").join("repo");
+        let deep = repo.join("src").join("deep");
+        let loose = home.join("notes").join("today");
+        for dir in [&home.join(".cursor"), &repo.join(".git"), &deep, &loose] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        std::fs::write(home.join(".cursor").join("mcp.json"), "{}").unwrap();
+        assert_eq!(project_of(&deep, Some(&home)), repo);
+        assert_eq!(project_of(&repo, Some(&home)), repo);
+        assert_eq!(project_of(&loose, Some(&home)), loose);
+        assert_eq!(project_of(&home, Some(&home)), home);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 }

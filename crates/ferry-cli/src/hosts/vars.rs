@@ -5,7 +5,7 @@
 //!   Code does);
 //! - `${NAME}`, `${NAME:-default}` (Claude Code): the environment variable, else the
 //!   default; unset without a default is an error (as Claude Code refuses it);
-//! - `${workspaceFolder}` (the current directory), `${workspaceFolderBasename}`,
+//! - `${workspaceFolder}` (the project's root, see `Places::project`), `${workspaceFolderBasename}`,
 //!   `${userHome}`, `${pathSeparator}` and `${/}` (VS Code, Cursor).
 //!
 //! Anything else — `${input:token}`, `${config:...}`, `${command:...}` — is an error naming
