@@ -241,6 +241,13 @@ fn an_era_in_the_hosts_file_skips_the_probe() {
         serde_json::json!({"era": "session"}),
         "{written}"
     );
+    // `ferry servers` shows the era the entry pins.
+    let listed = scratch.ferry(&["servers", "--json", "--config", &config]);
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(listed["servers"][0]["era"], "session", "{listed}");
+    let table = scratch.ferry(&["servers", "--config", &config]);
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(table.contains("stdio, session"), "{table}");
     scratch.ferry(&["ping", "--config", &config, "--server", "quiet"]);
     let methods = scratch.methods();
     assert_eq!(methods[..2], ["initialize", "notifications/initialized"]);

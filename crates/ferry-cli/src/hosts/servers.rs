@@ -1,5 +1,5 @@
 //! `ferry servers`: every server the hosts' files name, in search order, each with its
-//! kind, command or URL (as written, variables not expanded) and file; a name already
+//! kind (and the era it pins, if any), command or URL (as written, variables not expanded) and file; a name already
 //! found in an earlier file is marked shadowed (`--server NAME` takes the first).
 
 use std::collections::HashSet;
@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::{HostFile, Places, Reader, kind, search_order, target_text};
+use super::{HostFile, Places, Reader, era, kind, search_order, target_text};
 use crate::client::output;
 
 /// `ferry servers`.
@@ -94,6 +94,16 @@ fn describe(name: &str, entry: &Value, file: &HostFile, shadowed: bool) -> Value
         }
         Err(e) => described["error"] = json!(e),
     }
+    // The era an entry pins (`ferry install --era`): connected without the probe.
+    match era(entry) {
+        Ok(era) => {
+            described["era"] = json!(era.map(|era| match era {
+                ferry::protocol::Era::Session => "session",
+                ferry::protocol::Era::Stateless => "stateless",
+            }));
+        }
+        Err(e) => described["error"] = json!(e),
+    }
     described
 }
 
@@ -119,7 +129,10 @@ fn print(listed: &[Value], files: &[HostFile]) {
                 (Some(host), Some(scope)) => format!("{host}, {scope}"),
                 _ => "--config".to_owned(),
             };
-            let kind = server["kind"].as_str().unwrap_or("?").to_owned();
+            let mut kind = server["kind"].as_str().unwrap_or("?").to_owned();
+            if let Some(era) = server["era"].as_str() {
+                kind = format!("{kind}, {era}");
+            }
             vec![name, kind, target, format!("{} ({place})", text("file"))]
         })
         .collect();
