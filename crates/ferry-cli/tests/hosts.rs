@@ -649,10 +649,16 @@ fn http_and_sse_entries_reach_ferry_serve_http() {
         read_json(&place.project.join(".cursor/mcp.json")),
         json!({"mcpServers": {"web": {"url": served.1, "headers": {"X-Team": "a"}}}})
     );
-    // An sse entry, as VS Code writes one for a 2024-11-05 server.
-    place.write(
-        &place.project.join(".vscode/mcp.json"),
-        &json!({"servers": {"legacy": {"type": "sse", "url": format!("{base}/sse")}}}),
+    // An sse entry, in VS Code's shape, for the 2024-11-05 transport.
+    let sse = format!("{base}/sse");
+    place
+        .ferry(&[
+            "install", "legacy", "--host", "vscode", "--url", &sse, "--sse",
+        ])
+        .ok();
+    assert_eq!(
+        read_json(&place.project.join(".vscode/mcp.json")),
+        json!({"servers": {"legacy": {"type": "sse", "url": sse}}})
     );
     let listed = place.ferry(&["servers", "--json"]).ok().json();
     let kinds: Vec<(&str, &str, &str)> = listed["servers"]
@@ -667,7 +673,6 @@ fn http_and_sse_entries_reach_ferry_serve_http() {
             )
         })
         .collect();
-    let sse = format!("{base}/sse");
     assert_eq!(
         kinds,
         [("web", "http", served.1.as_str()), ("legacy", "sse", &sse)]

@@ -42,6 +42,10 @@ pub(crate) struct InstallArgs {
     /// A server over HTTP at this URL, instead of a command.
     #[arg(long, value_name = "URL")]
     url: Option<String>,
+    /// The server at --url speaks the 2024-11-05 HTTP+SSE transport (its URL is the SSE
+    /// stream's, often /sse): written as `"type": "sse"` for the hosts that write a type.
+    #[arg(long, requires = "url")]
+    sse: bool,
     /// A header sent with every request, e.g. 'Authorization: Bearer x' (repeatable; with
     /// --url).
     #[arg(long = "header", value_name = "NAME: VALUE", requires = "url", value_parser = crate::client::args::header)]
@@ -240,7 +244,7 @@ fn host_entry(host: Host, args: &InstallArgs) -> Result<Value, String> {
             ));
         }
         if typed {
-            entry.insert("type".into(), json!("http"));
+            entry.insert("type".into(), json!(if args.sse { "sse" } else { "http" }));
         }
         entry.insert("url".into(), json!(url));
         if !args.headers.is_empty() {
