@@ -402,3 +402,52 @@ fn request_logs_redact_the_named_arguments_at_any_depth() {
     );
     assert_eq!(log.redacted("not json"), "(params that are not JSON)");
 }
+
+/// Over HTTP without authentication the caller is its address: the stateless era's
+/// requests (each on a connection of its own) and a session-era session from the same
+/// address draw on one budget, and middleware see `address 127.0.0.1`.
+#[cfg(all(feature = "http-server", feature = "http-client"))]
+#[tokio::test]
+async fn anonymous_http_callers_are_limited_by_address() {
+    use ferry::client::Client;
+    use ferry::http_client::HttpClientConfig;
+
+    let principals = Arc::new(Mutex::new(Vec::new()));
+    let seen = principals.clone();
+    let server = Server::builder("limited", "1")
+        .middleware(Authorize::new(move |request: &RequestInfo| {
+            seen.lock().unwrap().push(request.principal());
+            Ok(())
+        }))
+        .middleware(RateLimit::per_principal(0.01, 1))
+        .tool("quick", "Quick", |_: ()| async { "quick" })
+        .build();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(ferry::http::serve(
+        server,
+        listener,
+        ferry::http::HttpConfig::default(),
+    ));
+    let connect = |version| {
+        Client::builder("app", "1")
+            .version(version)
+            .connect_http(&url, HttpClientConfig::default())
+    };
+    let (stateless, connection) = connect(V2026_07_28).await.unwrap();
+    stateless.call_tool("quick", json!({})).await.unwrap();
+    let refused = stateless.call_tool("quick", json!({})).await.unwrap_err();
+    assert!(refused.to_string().contains("rate limit"), "{refused}");
+    connection.close().await;
+    // Another session from the same address: its handshake is free, its call is not.
+    let (session, connection) = connect(V2025_06_18).await.unwrap();
+    let refused = session.call_tool("quick", json!({})).await.unwrap_err();
+    assert!(refused.to_string().contains("rate limit"), "{refused}");
+    connection.close().await;
+    let principals = principals.lock().unwrap();
+    assert!(!principals.is_empty());
+    assert!(
+        principals.iter().all(|p| p == "address 127.0.0.1"),
+        "{principals:?}"
+    );
+}

@@ -141,6 +141,14 @@ impl Attachment {
     }
 }
 
+/// The network address of an anonymous client (no other identity attached), which the
+/// HTTP server attaches to its frames so that limits "per caller" hold across requests and
+/// sessions: the address the connection came from (behind `HttpConfig::trusted_proxies`,
+/// the forwarded one), an IPv6 one cut to its /64. A server's `RequestInfo::principal`
+/// names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ClientAddress(pub std::net::IpAddr);
+
 impl std::fmt::Debug for Attachment {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Attachment(..)")

@@ -498,7 +498,7 @@ pub(crate) async fn get(State(shared): State<Arc<Shared>>, request: Request) -> 
             ErrorObject::invalid_request("the Accept header must allow text/event-stream"),
         );
     }
-    let data = RequestData::of(request.extensions());
+    let data = RequestData::of(&shared.config, request.extensions(), request.headers());
     let client = match super::clients::admit(
         &shared,
         ClientKey::of(&shared.config, &data, request.headers()),
@@ -684,7 +684,7 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
             ErrorObject::invalid_request("the sessionId query parameter is required"),
         );
     };
-    let data = RequestData::of(&parts.extensions);
+    let data = RequestData::of(&shared.config, &parts.extensions, &parts.headers);
     let entry = shared.legacy.find(id, shared.config.session_idle_timeout);
     if entry.is_none() && shared.config.session_store.is_none() {
         return unknown_session();

@@ -2,9 +2,11 @@
 
 use std::sync::Arc;
 
-use axum::http::Extensions;
+use axum::http::{Extensions, HeaderMap};
 
-use crate::engine::Attachment;
+use super::HttpConfig;
+use super::clients::ClientKey;
+use crate::engine::{Attachment, ClientAddress};
 
 /// Who a request acts for, as an authentication layer established it (a request
 /// extension; the `http-auth` layer sets it to the token's issuer, subject and client).
@@ -25,14 +27,58 @@ pub(crate) struct RequestData {
 }
 
 impl RequestData {
-    /// Read the request's [`SessionOwner`], [`Attachment`] and `ConnectInfo` extensions.
-    pub(crate) fn of(extensions: &Extensions) -> RequestData {
-        RequestData {
+    /// Read the request's [`SessionOwner`], [`Attachment`] and `ConnectInfo` extensions;
+    /// without an attachment, an anonymous client's address is attached (see
+    /// [`frame_attachment`]).
+    pub(crate) fn of(
+        config: &HttpConfig,
+        extensions: &Extensions,
+        headers: &HeaderMap,
+    ) -> RequestData {
+        let mut data = RequestData {
             owner: extensions.get::<SessionOwner>().cloned(),
             attachment: extensions.get::<Attachment>().cloned(),
+            ..RequestData::of_peer(extensions)
+        };
+        if data.attachment.is_none() {
+            data.attachment = anonymous(config, &data, headers);
+        }
+        data
+    }
+
+    /// Only the peer address of a request (for [`frame_attachment`]).
+    fn of_peer(extensions: &Extensions) -> RequestData {
+        RequestData {
             peer: extensions
                 .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
                 .map(|info| info.0.ip()),
+            ..RequestData::default()
         }
+    }
+}
+
+/// What the engine gets with a request's frames: the attachment an authentication layer
+/// made (the token's claims), or else the client's address ([`ClientAddress`]), so that a
+/// server tells its callers apart without authentication too.
+pub(crate) fn frame_attachment(
+    config: &HttpConfig,
+    extensions: &Extensions,
+    headers: &HeaderMap,
+) -> Option<Attachment> {
+    match extensions.get::<Attachment>() {
+        Some(attachment) => Some(attachment.clone()),
+        None => anonymous(config, &RequestData::of_peer(extensions), headers),
+    }
+}
+
+/// The [`ClientAddress`] attachment of an unauthenticated request, when its address is
+/// known.
+fn anonymous(config: &HttpConfig, data: &RequestData, headers: &HeaderMap) -> Option<Attachment> {
+    if data.owner.is_some() {
+        return None;
+    }
+    match ClientKey::of(config, data, headers)? {
+        ClientKey::Address(address) => Some(Attachment::new(ClientAddress(address))),
+        ClientKey::Principal(_) => None,
     }
 }

@@ -33,7 +33,7 @@ use super::headers::Checked;
 use super::owner::RequestData;
 use super::probe::Probe;
 use super::{Shared, guard, headers, sse};
-use crate::engine::{Attachment, Frame, Transport, TransportEvent};
+use crate::engine::{Frame, Transport, TransportEvent};
 
 /// A JSON-RPC error as an HTTP response.
 pub(crate) fn error_response(
@@ -111,7 +111,7 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
     if let Inbound::Single(message) = inbound {
         let message = match super::session::Posted::classified(&parts.headers, message) {
             Ok(posted) => {
-                let data = RequestData::of(&parts.extensions);
+                let data = RequestData::of(&shared.config, &parts.extensions, &parts.headers);
                 return super::session::post(&shared, &parts.headers, data, bytes, posted).await;
             }
             Err(message) => message,
@@ -147,7 +147,7 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
         }
     };
     if super::session::claims(&parts.headers, &message) {
-        let data = RequestData::of(&parts.extensions);
+        let data = RequestData::of(&shared.config, &parts.extensions, &parts.headers);
         let posted = super::session::Posted::from_value(&message, &bytes);
         return super::session::post(&shared, &parts.headers, data, bytes, posted).await;
     }
@@ -288,7 +288,8 @@ async fn run(
     message: Option<Message>,
     plan: Plan,
 ) -> Response {
-    let attachment = parts.extensions.get::<Attachment>().cloned();
+    let attachment =
+        super::owner::frame_attachment(&shared.config, &parts.extensions, &parts.headers);
     let event = match (message, attachment) {
         (Some(message), attachment) => {
             TransportEvent::classified(Vec::from(bytes), message, attachment)

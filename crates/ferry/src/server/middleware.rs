@@ -67,11 +67,17 @@ impl RequestInfo {
     }
 
     /// Who is asking: the token's issuer, subject and client over HTTP with `http-auth`;
-    /// otherwise the session (each connection is its own caller).
+    /// over HTTP without it, the client's address ([`ClientAddress`]); otherwise the
+    /// session (a stdio connection is its own caller).
+    ///
+    /// [`ClientAddress`]: crate::engine::ClientAddress
     pub fn principal(&self) -> String {
         #[cfg(feature = "http-auth")]
         if let Some(claims) = self.claims() {
             return claims.principal();
+        }
+        if let Some(crate::engine::ClientAddress(address)) = self.attachment() {
+            return format!("address {address}");
         }
         format!("session {}", self.session)
     }
