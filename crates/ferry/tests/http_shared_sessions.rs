@@ -607,3 +607,90 @@ async fn an_idle_sessions_local_engine_is_released_and_adopted_again() {
     drop(stream);
     assert!(released(0).await, "released once the stream is closed");
 }
+
+/// Writes into `log` what the middleware chain sees: each request's method and each
+/// session hook, prefixed by the instance's name.
+struct Seen {
+    name: &'static str,
+    log: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl ferry::server::Middleware for Seen {
+    fn handle<'a>(
+        &'a self,
+        request: &'a ferry::server::RequestInfo,
+        next: ferry::server::Next<'a>,
+    ) -> ferry::server::BoxFuture<'a, ferry::engine::HandlerResult> {
+        let line = format!("{} {}", self.name, request.method);
+        self.log.lock().unwrap().push(line);
+        Box::pin(next.run())
+    }
+
+    fn session_started(&self, _session: &ferry::server::SessionInfo) {
+        let line = format!("{} started", self.name);
+        self.log.lock().unwrap().push(line);
+    }
+
+    fn session_ended(&self, _session: &ferry::server::SessionInfo, _lasted: Duration) {
+        let line = format!("{} ended", self.name);
+        self.log.lock().unwrap().push(line);
+    }
+}
+
+/// An instance adopting a session replays its `initialize`, log level and subscriptions
+/// into its engine: its middleware see none of that, only the client's own request, and
+/// no session begins there (the instance that answered the client's `initialize` began it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_adopting_instances_middleware_see_only_the_clients_requests() {
+    let store = Arc::new(MemorySessionStore::new());
+    let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut urls = Vec::new();
+    for name in ["a", "b"] {
+        let server = Server::builder("seen", "1")
+            .middleware(Seen {
+                name,
+                log: Arc::clone(&log),
+            })
+            .tool("echo", "Echo", |a: Text| async move { a.text })
+            .resource(
+                serde_json::from_value::<Resource>(json!({"uri": "memo://n", "name": "n"}))
+                    .unwrap(),
+                |_cx: Context| async move { Ok::<_, ferry::server::ResourceError>(vec![]) },
+            )
+            .build();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        urls.push(format!("http://{}/mcp", listener.local_addr().unwrap()));
+        let shared: Arc<dyn SessionStore> = store.clone();
+        let config = HttpConfig::default().session_store(shared);
+        tokio::spawn(ferry::http::serve(server, listener, config));
+    }
+    let http = reqwest::Client::new();
+    let session = initialize(&http, &urls[0]).await;
+    for body in [
+        json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "error"}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "resources/subscribe", "params": {"uri": "memo://n"}}),
+    ] {
+        let response = post(&http, &urls[0], Some(&session), &body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+    }
+    let response = post(&http, &urls[1], Some(&session), &call(4, "echo", "on b"))
+        .send()
+        .await
+        .unwrap();
+    let events = answer(response).await;
+    assert_eq!(events.last().unwrap()["id"], 4, "{events:?}");
+    let log = log.lock().unwrap().clone();
+    assert_eq!(
+        log,
+        [
+            "a initialize",
+            "a started",
+            "a logging/setLevel",
+            "a resources/subscribe",
+            "b tools/call",
+        ]
+    );
+}

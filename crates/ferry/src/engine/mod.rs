@@ -91,8 +91,8 @@ pub use stdio::{stdio, stdio_with};
 pub(crate) use tasks::terminal;
 pub use tasks::{SharedTask, TaskShare};
 pub use transport::{
-    Attachment, Classified, ClientAddress, Frame, OVERSIZED_HEAD, Transport, TransportError,
-    TransportEvent, Writer,
+    Attachment, Classified, ClientAddress, Frame, OVERSIZED_HEAD, Replayed, Transport,
+    TransportError, TransportEvent, Writer,
 };
 
 /// The outcome of an incoming request: its result as JSON text, or an error.

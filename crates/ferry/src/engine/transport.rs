@@ -149,6 +149,14 @@ impl Attachment {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ClientAddress(pub std::net::IpAddr);
 
+/// Attached to a request a transport sends on the client's behalf to rebuild a session's
+/// state on this instance (a shared session adopted from its record: its `initialize`,
+/// log level and subscriptions replayed): not a request of the client's. A server answers
+/// it without its middleware (no metrics, limits, logs or spans for it), and a replayed
+/// `initialize` begins no session for the session hooks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Replayed;
+
 impl std::fmt::Debug for Attachment {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Attachment(..)")

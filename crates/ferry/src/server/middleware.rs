@@ -149,16 +149,18 @@ pub trait Middleware: Send + Sync + 'static {
         true
     }
 
-    /// A session-era session began: the server answered its `initialize` (or, with
-    /// sessions shared through a `SessionStore`, this instance adopted it). Default:
-    /// nothing. (The stateless era has no sessions.)
+    /// A session-era session began: the server answered its `initialize`. With sessions
+    /// shared through a `SessionStore`, only the instance that answered the client's
+    /// `initialize` hears it; an instance adopting the session replays it without hooks
+    /// or middleware. Default: nothing. (The stateless era has no sessions.)
     fn session_started(&self, session: &SessionInfo) {
         let _ = session;
     }
 
-    /// A session that [began](Self::session_started) ended, `lasted` after it began: its
-    /// connection closed (stdio ended, the HTTP session was deleted or expired, or this
-    /// instance let go of a session shared through a `SessionStore`). Default: nothing.
+    /// A session that [began](Self::session_started) here ended, `lasted` after it began:
+    /// its connection closed (stdio ended, the HTTP session was deleted or expired, or
+    /// this instance let go of a session shared through a `SessionStore`, which may live
+    /// on at other instances). Default: nothing.
     fn session_ended(&self, session: &SessionInfo, lasted: Duration) {
         let _ = (session, lasted);
     }

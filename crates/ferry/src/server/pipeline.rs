@@ -71,6 +71,15 @@ fn later<'a, T>(handler: impl Future<Output = HandlerResult> + Send + 'a) -> Rou
     Routed::Later(Box::pin(handler))
 }
 
+/// Whether the request is a transport's replay, not the client's (see [`Replayed`]).
+///
+/// [`Replayed`]: crate::engine::Replayed
+fn replayed(rcx: &RequestContext) -> bool {
+    rcx.attachment
+        .as_ref()
+        .is_some_and(|a| a.get::<crate::engine::Replayed>().is_some())
+}
+
 /// Where the engine hands the connection its messages.
 impl Handler for Session {
     /// A request, routed when called, and no `async` block around the result (one would
@@ -80,7 +89,7 @@ impl Handler for Session {
         request: Request,
         rcx: RequestContext,
     ) -> impl Future<Output = HandlerResult> + Send {
-        let routed = if self.server().middleware().is_empty() {
+        let routed = if self.server().middleware().is_empty() || replayed(&rcx) {
             self.route(request, rcx)
         } else {
             Ok(Routed::Later(Box::pin(
@@ -228,7 +237,7 @@ impl Session {
         }
         let mut parsed = ClientRequest::parse(&request.method, request.params.as_deref())?;
         if let ClientRequest::Initialize(params) = &parsed {
-            return Ok(Routed::Answered(self.initialize(params)));
+            return Ok(Routed::Answered(self.initialize(params, replayed(&rcx))));
         }
         let method = parsed.method();
         let ping = matches!(parsed, ClientRequest::Ping(_));

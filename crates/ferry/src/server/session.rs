@@ -294,8 +294,13 @@ impl Session {
     }
 
     /// `initialize` (session era): the revision negotiated, the client's capabilities kept,
-    /// the server's offer recorded.
-    pub(super) fn initialize(&self, params: &InitializeRequestParams) -> HandlerResult {
+    /// the server's offer recorded. A `replayed` one (a shared session adopted here) begins
+    /// no session for the middleware's hooks: the instance that answered the client did.
+    pub(super) fn initialize(
+        &self,
+        params: &InitializeRequestParams,
+        replayed: bool,
+    ) -> HandlerResult {
         let mut state = self.state();
         if state.version.is_some() {
             return Err(ErrorObject::invalid_request(
@@ -318,10 +323,12 @@ impl Session {
             resources: capabilities.resources.is_some(),
             prompts: capabilities.prompts.is_some(),
         };
-        state.started = Some(Instant::now());
+        if !replayed {
+            state.started = Some(Instant::now());
+        }
         drop(state);
         let server = &self.server;
-        if !server.middleware().is_empty() {
+        if !replayed && !server.middleware().is_empty() {
             let info = self.info(version);
             session_hook(server.middleware(), |m| m.session_started(&info));
         }

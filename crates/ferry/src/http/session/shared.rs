@@ -22,7 +22,7 @@ use super::checks::{bad_request, missing_session, standalone_conflict, unknown_s
 use super::router::{Delivery, Routing, run_router};
 use super::state::{Applied, Busy, Replica, Session};
 use super::tasks::StoreTasks;
-use crate::engine::{BackendChange, RelatedSink, Transport};
+use crate::engine::{Attachment, BackendChange, RelatedSink, Transport};
 use crate::http::events;
 use crate::http::owner::SessionOwner;
 use crate::http::stateless::error_response;
@@ -805,7 +805,12 @@ async fn replay(session: &Arc<Session>, request: serde_json::Value) -> Result<()
     let (stream, mut rx) = session
         .open_post_stream(std::slice::from_ref(&id), Vec::new(), usize::MAX)
         .map_err(|_| "a replayed request could not be tracked".to_owned())?;
-    if session.write(to_frame(&request), None, None).await.is_err() {
+    let replayed = Some(Attachment::new(crate::engine::Replayed));
+    if session
+        .write(to_frame(&request), None, replayed)
+        .await
+        .is_err()
+    {
         session.abandon(stream);
         return Err("its engine ended".into());
     }
