@@ -53,6 +53,16 @@ impl Run {
     }
 }
 
+/// Run `command` to its end, without stdin.
+fn run(mut command: Command) -> Run {
+    let output = command.stdin(Stdio::null()).output().expect("run ferry");
+    Run {
+        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        code: output.status.code(),
+    }
+}
+
 /// A home directory, its settings directory and a project, all scratch (removed after a
 /// test that passed).
 struct Place {
@@ -87,16 +97,7 @@ impl Place {
 
     /// Run `ferry args...` in the project, with `vars` set.
     fn ferry_with<S: AsRef<OsStr>>(&self, args: &[S], vars: &[(&str, &str)]) -> Run {
-        let output = self
-            .command(args, vars)
-            .stdin(Stdio::null())
-            .output()
-            .expect("run ferry");
-        Run {
-            stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-            code: output.status.code(),
-        }
+        run(self.command(args, vars))
     }
 
     fn ferry<S: AsRef<OsStr>>(&self, args: &[S]) -> Run {
@@ -105,17 +106,9 @@ impl Place {
 
     /// Run `ferry args...` in `dir` instead of the project.
     fn ferry_in<S: AsRef<OsStr>>(&self, dir: &Path, args: &[S]) -> Run {
-        let output = self
-            .command(args, &[])
-            .current_dir(dir)
-            .stdin(Stdio::null())
-            .output()
-            .expect("run ferry");
-        Run {
-            stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-            code: output.status.code(),
-        }
+        let mut command = self.command(args, &[]);
+        command.current_dir(dir);
+        run(command)
     }
 
     fn command<S: AsRef<OsStr>>(&self, args: &[S], vars: &[(&str, &str)]) -> Command {
