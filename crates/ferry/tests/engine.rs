@@ -621,6 +621,42 @@ async fn hang_up_ends_the_engine_while_the_peer_reads_nothing() {
     drop(theirs);
 }
 
+/// A peer that sends requests and never reads the answers, but keeps its side open: once
+/// a write has stalled past the timeout the engine ends anyway.
+#[tokio::test]
+async fn a_peer_that_stops_reading_is_let_go() {
+    use tokio::io::AsyncWriteExt;
+
+    let big = "x".repeat(64 * 1024);
+    let (ours, theirs) = tokio::io::duplex(4096);
+    let (reader, writer) = tokio::io::split(ours);
+    let (_their_reader, mut their_writer) = tokio::io::split(theirs);
+    let transport =
+        Transport::lines_with_write_timeout(reader, writer, 1 << 20, 4, Duration::from_millis(200));
+    let config = EngineConfig {
+        shutdown_grace: Duration::from_millis(100),
+        ..Default::default()
+    };
+    let engine = Engine::start(transport, TestHandler::default(), config);
+    let sending = tokio::spawn(async move {
+        for id in 0..64 {
+            let line = format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"echo\",\"params\":[\"{big}\"]}}\n"
+            );
+            if their_writer.write_all(line.as_bytes()).await.is_err() {
+                break;
+            }
+        }
+        // Never hangs up.
+        std::future::pending::<()>().await;
+    });
+    tokio::time::timeout(Duration::from_secs(10), engine.task)
+        .await
+        .expect("the engine lets a peer that stopped reading go")
+        .expect("no panic");
+    sending.abort();
+}
+
 #[tokio::test]
 async fn calls_after_the_peer_hung_up_fail_at_once() {
     // A byte-stream transport whose reader ends at once (the peer hung up) while its

@@ -30,9 +30,9 @@ pub struct EngineConfig {
     /// Default: true.
     pub answer_ping: bool,
     /// How long a write to a byte-stream peer ([`stdio_with`](super::stdio_with)) may make
-    /// no progress before the peer is taken for dead: its output is then closed, what waits
-    /// to be written fails, and the engine reads on to the peer's end. A peer that stops
-    /// reading can otherwise hold the engine (and its shutdown) for good. `None`: no limit.
+    /// no progress before the peer is taken for dead: its output and input are then closed
+    /// and the engine finishes as when the peer hangs up. A peer that stops reading could
+    /// otherwise hold the engine (and its shutdown) for good. `None`: no limit.
     /// Default: 60 s.
     pub write_timeout: Option<Duration>,
 }

@@ -61,6 +61,7 @@ pub mod fuzzing {
 /// A `HashMap` with foldhash, seeded per map: for the maps of one connection (request ids,
 /// stream numbers), whose keys the peer chooses but cannot make collide without the seed.
 pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+mod stall;
 mod stdio;
 mod tasks;
 mod transport;

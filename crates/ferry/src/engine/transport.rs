@@ -298,7 +298,7 @@ impl Transport {
 impl Transport {
     /// [`Transport::lines`] whose writes give up once one has made no progress for
     /// `write_timeout` (see [`EngineConfig::write_timeout`](super::EngineConfig::write_timeout)):
-    /// the output is closed and the engine reads on to the peer's end.
+    /// the output is closed and the input ends with it, so an engine on it finishes.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -324,9 +324,8 @@ impl Transport {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let mut writer = tokio_io_timeout::TimeoutWriter::new(writer);
-        writer.set_timeout(Some(write_timeout));
-        Transport::lines(reader, Box::pin(writer), max_frame_bytes, queue)
+        let (reader, writer) = super::stall::split(reader, writer, write_timeout);
+        Transport::lines(reader, writer, max_frame_bytes, queue)
     }
 }
 
