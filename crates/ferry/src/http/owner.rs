@@ -38,22 +38,14 @@ impl RequestData {
         let mut data = RequestData {
             owner: extensions.get::<SessionOwner>().cloned(),
             attachment: extensions.get::<Attachment>().cloned(),
-            ..RequestData::of_peer(extensions)
+            peer: extensions
+                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+                .map(|info| info.0.ip()),
         };
         if data.attachment.is_none() {
             data.attachment = anonymous(config, &data, headers);
         }
         data
-    }
-
-    /// Only the peer address of a request (for [`frame_attachment`]).
-    fn of_peer(extensions: &Extensions) -> RequestData {
-        RequestData {
-            peer: extensions
-                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-                .map(|info| info.0.ip()),
-            ..RequestData::default()
-        }
     }
 }
 
@@ -65,13 +57,10 @@ pub(crate) fn frame_attachment(
     extensions: &Extensions,
     headers: &HeaderMap,
 ) -> Option<Attachment> {
-    match extensions.get::<Attachment>() {
-        Some(attachment) => Some(attachment.clone()),
-        None => anonymous(config, &RequestData::of_peer(extensions), headers),
-    }
+    RequestData::of(config, extensions, headers).attachment
 }
 
-/// The [`ClientAddress`] attachment of an unauthenticated request, when its address is
+/// The [`ClientAddress`] attachment of a request without an owner, when its address is
 /// known.
 fn anonymous(config: &HttpConfig, data: &RequestData, headers: &HeaderMap) -> Option<Attachment> {
     if data.owner.is_some() {
