@@ -39,16 +39,11 @@ pub fn stdio(max_frame_bytes: usize, queue: usize) -> Transport {
 /// # }
 /// ```
 pub fn stdio_with(config: &EngineConfig) -> Transport {
+    let (reader, writer) = (stdin_reader(), stdout_writer());
     let (max, queue) = (config.max_message_bytes, config.write_queue);
     match config.write_timeout {
-        Some(timeout) => Transport::lines_with_write_timeout(
-            stdin_reader(),
-            stdout_writer(),
-            max,
-            queue,
-            timeout,
-        ),
-        None => Transport::lines(stdin_reader(), stdout_writer(), max, queue),
+        Some(timeout) => Transport::lines_with_write_timeout(reader, writer, max, queue, timeout),
+        None => Transport::lines(reader, writer, max, queue),
     }
 }
 

@@ -293,9 +293,7 @@ impl Transport {
             session_id: None,
         }
     }
-}
 
-impl Transport {
     /// [`Transport::lines`] whose writes give up once one has made no progress for
     /// `write_timeout` (see [`EngineConfig::write_timeout`](super::EngineConfig::write_timeout)):
     /// the output is closed and the input ends with it, so an engine on it finishes.

@@ -28,8 +28,9 @@ pub(crate) struct RequestData {
 
 impl RequestData {
     /// Read the request's [`SessionOwner`], [`Attachment`] and `ConnectInfo` extensions;
-    /// without an attachment, an anonymous client's address is attached (see
-    /// [`frame_attachment`]).
+    /// without an owner or an attachment, the client's address is attached
+    /// ([`ClientAddress`]), so that a server tells its callers apart without
+    /// authentication too.
     pub(crate) fn of(
         config: &HttpConfig,
         extensions: &Extensions,
@@ -47,17 +48,6 @@ impl RequestData {
         }
         data
     }
-}
-
-/// What the engine gets with a request's frames: the attachment an authentication layer
-/// made (the token's claims), or else the client's address ([`ClientAddress`]), so that a
-/// server tells its callers apart without authentication too.
-pub(crate) fn frame_attachment(
-    config: &HttpConfig,
-    extensions: &Extensions,
-    headers: &HeaderMap,
-) -> Option<Attachment> {
-    RequestData::of(config, extensions, headers).attachment
 }
 
 /// The [`ClientAddress`] attachment of a request without an owner, when its address is

@@ -288,8 +288,7 @@ async fn run(
     message: Option<Message>,
     plan: Plan,
 ) -> Response {
-    let attachment =
-        super::owner::frame_attachment(&shared.config, &parts.extensions, &parts.headers);
+    let attachment = RequestData::of(&shared.config, &parts.extensions, &parts.headers).attachment;
     let event = match (message, attachment) {
         (Some(message), attachment) => {
             TransportEvent::classified(Vec::from(bytes), message, attachment)
