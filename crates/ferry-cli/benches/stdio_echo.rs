@@ -14,8 +14,8 @@
 //! Run it (the `ferry` binary is built by cargo for the bench, with the bench profile):
 //!
 //! ```text
-//! cargo bench -p ferry-cli --bench stdio_echo
-//! FERRY_BENCH_SERVER="/path/to/server --flag" cargo bench -p ferry-cli --bench stdio_echo
+//! cargo bench -p ferry-mcp-cli --bench stdio_echo
+//! FERRY_BENCH_SERVER="/path/to/server --flag" cargo bench -p ferry-mcp-cli --bench stdio_echo
 //! ```
 //!
 //! Environment:

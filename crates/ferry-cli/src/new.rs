@@ -117,7 +117,7 @@ fn ferry_crate(given: Option<&Path>) -> Result<PathBuf, String> {
 /// Whether `dir` holds the `ferry` crate.
 fn is_ferry(dir: &Path) -> bool {
     std::fs::read_to_string(dir.join("Cargo.toml"))
-        .is_ok_and(|manifest| manifest.lines().any(|l| l.trim() == "name = \"ferry\""))
+        .is_ok_and(|manifest| manifest.lines().any(|l| l.trim() == "name = \"ferry-mcp\""))
 }
 
 /// `text` as a TOML basic string.
@@ -146,7 +146,7 @@ publish = false
 [dependencies]
 # Ferry from a checkout (it is not on crates.io under this name yet). `http-server`: the
 # `--http` option; `macros`: `#[tool]`.
-ferry = {{ path = {ferry}, default-features = false, features = ["macros", "http-server"] }}
+ferry-mcp = {{ path = {ferry}, default-features = false, features = ["macros", "http-server"] }}
 tokio = {{ version = "1.47", features = ["rt", "macros", "net"] }}
 
 [dev-dependencies]

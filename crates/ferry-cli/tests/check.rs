@@ -9,7 +9,7 @@
 //!
 //! The peer's failures do not fail this test; a changed report does. To update the
 //! snapshot after a change to the checker or to the pinned package, run
-//! `FERRY_UPDATE_SNAPSHOTS=1 cargo test -p ferry-cli --test check` and review the diff.
+//! `FERRY_UPDATE_SNAPSHOTS=1 cargo test -p ferry-mcp-cli --test check` and review the diff.
 
 #![cfg(unix)]
 
@@ -320,7 +320,7 @@ fn matches_snapshot(report: &str, name: &str) {
     assert!(
         report == expected,
         "the report in {name} changed; if that is right, update the snapshot with \
-         FERRY_UPDATE_SNAPSHOTS=1 cargo test -p ferry-cli --test check\n--- now:\n{report}"
+         FERRY_UPDATE_SNAPSHOTS=1 cargo test -p ferry-mcp-cli --test check\n--- now:\n{report}"
     );
 }
 

@@ -1,7 +1,7 @@
 //! JSON strings written by hand on the message path, byte for byte what serde_json writes.
 //!
 //! serde_json's escaper looks every byte up in a table. This one tests eight bytes at a time
-//! and copies the runs between escapes. `cargo bench -p ferry-protocol -- "tool result"`
+//! and copies the runs between escapes. `cargo bench -p ferry-mcp-protocol -- "tool result"`
 //! (a `CallToolResult` to JSON text): one line of text 3x faster than serde_json, 4 KB of
 //! text with an escape every ~20 bytes 1.9x faster.
 

@@ -1,7 +1,7 @@
 //! A Ferry server mounted in an axum application: MCP under `/mcp` (Streamable HTTP, both
 //! eras) beside the application's own routes (`/health`, `/`).
 //!
-//!     cargo run -p ferry --features http-server,http-client --example axum_mount -- 127.0.0.1:8080
+//!     cargo run -p ferry-mcp --features http-server,http-client --example axum_mount -- 127.0.0.1:8080
 //!
 //! It serves until stopped (Ctrl-C). With `--self-test` it serves on a free port instead,
 //! requests `/health` and calls a tool through `/mcp` with Ferry's HTTP client, prints

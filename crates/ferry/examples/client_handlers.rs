@@ -2,7 +2,7 @@
 //! model) and elicitation (a question for the user). The server's tool asks both while it
 //! runs; the client's handlers answer, and the tool's result says what they answered.
 //!
-//!     cargo run -p ferry --example client_handlers
+//!     cargo run -p ferry-mcp --example client_handlers
 //!
 //! Both sides are written once for both eras: in the session era the server sends
 //! `elicitation/create` and `sampling/createMessage` requests; in the stateless era

@@ -3,7 +3,7 @@
 //! Run it and talk to it by hand:
 //!
 //! ```text
-//! cargo run -q -p ferry --example echo_stdio
+//! cargo run -q -p ferry-mcp --example echo_stdio
 //! {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"me","version":"1"}}}
 //! {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}
 //! ```

@@ -4,7 +4,7 @@
 //! server, whose metadata names the token endpoint; the token asked for names the server
 //! as its `resource` (its audience).
 //!
-//!     cargo run -p ferry --features http-server,http-auth,http-client-oauth --example http_oauth_client
+//!     cargo run -p ferry-mcp --features http-server,http-auth,http-client-oauth --example http_oauth_client
 //!
 //! The client here is a machine client: it uses the client-credentials grant with a
 //! pre-registered client id and secret, so nobody has to approve anything. (For a person,

@@ -1,6 +1,6 @@
 //! A Streamable HTTP server (2026-07-28 stateless requests) on 127.0.0.1.
 //!
-//!     cargo run -p ferry --features http-server --example http_server -- 127.0.0.1:8080
+//!     cargo run -p ferry-mcp --features http-server --example http_server -- 127.0.0.1:8080
 //!
 //! Add `--sse-responses` to answer every session-era request with an SSE stream (by
 //! default a response that is the first thing to send goes as one JSON object).

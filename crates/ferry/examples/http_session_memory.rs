@@ -5,7 +5,7 @@
 //! read it again; several rounds, so that memory the allocator keeps for reuse is told apart
 //! from memory that grows (a leak would add to every round).
 //!
-//!     cargo run --release -p ferry --features http-server --example http_session_memory -- 100000 2
+//!     cargo run --release -p ferry-mcp --features http-server --example http_session_memory -- 100000 2
 //!
 //! (Sessions, rounds; the idle timeout is 30 s, so a round takes about a minute.)
 //!

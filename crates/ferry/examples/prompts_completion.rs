@@ -2,7 +2,7 @@
 //! as the user types (`completion/complete`), the client shows the suggestions, then gets
 //! the prompt filled in.
 //!
-//!     cargo run -p ferry --example prompts_completion
+//!     cargo run -p ferry-mcp --example prompts_completion
 
 use std::collections::BTreeMap;
 

@@ -2,7 +2,7 @@
 //! subscribes to `status://current`; a tool call changes it; the server tells every
 //! subscriber with `notifications/resources/updated`, and the client reads it again.
 //!
-//!     cargo run -p ferry --example resources_subscriptions
+//!     cargo run -p ferry-mcp --example resources_subscriptions
 //!
 //! Subscribing differs between the two eras of the protocol, so the client runs twice: in
 //! the session era it sends `resources/subscribe`; in the stateless era (2026-07-28) it

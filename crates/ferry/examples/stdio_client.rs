@@ -1,7 +1,7 @@
 //! A client that runs a stdio server as a child process: it lists the server's tools,
 //! calls one, prints the results and shuts the child down.
 //!
-//!     cargo run -p ferry --example stdio_client
+//!     cargo run -p ferry-mcp --example stdio_client
 //!
 //! To stay self-contained the example is its own server: run with `serve`, it serves one
 //! tool on stdin/stdout. Any stdio server works the same way, say

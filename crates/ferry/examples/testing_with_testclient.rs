@@ -1,8 +1,8 @@
 //! Testing a server with `TestClient`: an in-memory client that speaks any revision and
 //! shows the raw JSON results, so tests check exactly what a client would receive.
 //!
-//!     cargo test -p ferry --example testing_with_testclient     # the tests below
-//!     cargo run -p ferry --example testing_with_testclient      # the server, on stdio
+//!     cargo test -p ferry-mcp --example testing_with_testclient     # the tests below
+//!     cargo run -p ferry-mcp --example testing_with_testclient      # the server, on stdio
 //!
 //! Put the server's construction in a function (here `server()`) that both `main` and the
 //! tests call: the tests then exercise the very server the program serves.

@@ -1,6 +1,6 @@
 //! Ferry: Model Context Protocol servers and clients for every revision, in both eras.
 //!
-//! - [`protocol`]: the wire types (the `ferry-protocol` crate).
+//! - [`protocol`]: the wire types (the `ferry-mcp-protocol` crate).
 //! - [`engine`] (feature `engine`, on by default): the peer engine both ends share, with
 //!   in-memory and newline-delimited stream transports, and the child-process transport
 //!   (feature `child-process`, which `client` turns on).

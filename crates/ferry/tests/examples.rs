@@ -6,8 +6,8 @@
 //! (`target/debug/examples/NAME`). A test run that does not build them (`--test examples`
 //! alone) finds them missing or stale; build them first:
 //!
-//!     cargo build -p ferry --examples --features http-server,http-auth,http-client-oauth
-//!     cargo test -p ferry --features http-server,http-auth,http-client-oauth --test examples
+//!     cargo build -p ferry-mcp --examples --features http-server,http-auth,http-client-oauth
+//!     cargo test -p ferry-mcp --features http-server,http-auth,http-client-oauth --test examples
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
@@ -64,7 +64,7 @@ fn binary(name: &str) -> PathBuf {
     assert!(
         path.is_file(),
         "{} is missing: the examples are built by `cargo test` (not by `--test examples` \
-         alone: `cargo build -p ferry --examples` with the same features first)",
+         alone: `cargo build -p ferry-mcp --examples` with the same features first)",
         path.display()
     );
     path

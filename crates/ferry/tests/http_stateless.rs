@@ -544,7 +544,7 @@ async fn listen_streams_acknowledgement_then_changes() {
 }
 
 /// Not a check: prints the cost of the per-request engine. Run with
-/// `cargo test --release -p ferry --features http-server --test http_stateless -- --ignored --nocapture`.
+/// `cargo test --release -p ferry-mcp --features http-server --test http_stateless -- --ignored --nocapture`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a measurement"]
 async fn measure_request_cost() {

@@ -1,7 +1,7 @@
 //! The base protocol: malformed input gets the right JSON-RPC error (or, for what must not
 //! be answered, nothing), every request exactly one response, batches per revision.
 //!
-//! The cases are those of the malformed-input table of `ferry-protocol`'s tests reduced to
+//! The cases are those of the malformed-input table of `ferry-mcp-protocol`'s tests reduced to
 //! what any server can be held to. Each case is followed by a barrier request (see
 //! [`Probe::barrier`]): once its response is in (and a short grace has passed), whatever
 //! the case deserved has arrived or never will.

@@ -110,7 +110,7 @@ fn readme_matrix_is_current() {
         assert!(
             updated == readme,
             "README's interop matrix is out of date; run \
-             `FERRY_WRITE_README=1 cargo test -p ferry-cli --test interop_matrix readme` \
+             `FERRY_WRITE_README=1 cargo test -p ferry-mcp-cli --test interop_matrix readme` \
              and commit it. Expected:\n{rendered}"
         );
     }

@@ -1,5 +1,5 @@
 //! The malformed-input table: every row an input and its exact outcome. Shared by the
-//! classifier test (`malformed.rs`) and the stdio test of `ferry serve` (ferry-cli).
+//! classifier test (`malformed.rs`) and the stdio test of `ferry serve` (ferry-mcp-cli).
 
 #![allow(dead_code, unreachable_pub)]
 
