@@ -103,8 +103,10 @@ fn main() -> ExitCode {
     // stay off, as it is an `eprintln!`, which panics when stderr fails (see `stderr`).
     // Written by a thread of its own and dropped when that thread falls behind (a full
     // stderr pipe nobody reads): the runtime never waits on stderr. The guard flushes
-    // what is queued when `main` returns.
+    // what is queued when `main` returns. The queue is allocated and written in full at
+    // start, so it is kept small: the default (128,000 lines) was 4 MiB of every process.
     let (writer, _flush_at_exit) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .buffered_lines_limit(STDERR_QUEUE_LINES)
         .lossy(true)
         .thread_name("ferry-stderr")
         .finish(std::io::stderr());
@@ -131,7 +133,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match Cli::parse().command {
+    match parse() {
         Command::Serve(args) => runtime.block_on(serve::run(*args)),
         Command::Demo => runtime.block_on(demo()),
         Command::Check(args) => runtime.block_on(check::run(args)),
@@ -145,6 +147,40 @@ fn main() -> ExitCode {
         Command::Completions(args) => completions::completions(&args, Cli::command()),
         Command::Man => completions::man(Cli::command()),
     }
+}
+
+/// Log lines queued for stderr before more are dropped.
+const STDERR_QUEUE_LINES: usize = 1024;
+
+/// `ferry serve`'s arguments alone: what MCP hosts start, parsed without building the whole
+/// command tree (every subcommand's options), which was most of a server's start-up work.
+#[derive(Parser)]
+#[command(name = "ferry")]
+struct ServeOnly {
+    #[command(subcommand)]
+    command: ServeCommand,
+}
+
+#[derive(Subcommand)]
+enum ServeCommand {
+    Serve(Box<serve::ServeArgs>),
+}
+
+/// The command line: `ferry serve ...` through [`ServeOnly`] when it parses there; anything
+/// else, help and errors included, through the whole tree, so they read the same.
+fn parse() -> Command {
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|word| word == "serve")
+    {
+        if let Ok(ServeOnly {
+            command: ServeCommand::Serve(args),
+        }) = ServeOnly::try_parse()
+        {
+            return Command::Serve(args);
+        }
+    }
+    Cli::parse().command
 }
 
 /// The scripted session: a session-era client, a stateless-era client, and malformed input.
