@@ -10,19 +10,18 @@
 //! install` (the servers of the MCP hosts' files, which `--server NAME` names: see
 //! `hosts`), and `ferry new` (a new server crate: see `new`).
 
-use std::io::{IsTerminal as _, Write};
+use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{CommandFactory as _, Parser, Subcommand};
 use ferry::engine::{Transport, TransportEvent};
-use tracing_subscriber::layer::{Layer as _, SubscriberExt as _};
-use tracing_subscriber::util::SubscriberInitExt as _;
 
 mod bridge;
 mod check;
 mod client;
 mod completions;
+mod conformance_client;
 mod hosts;
 mod inspect;
 mod new;
@@ -94,35 +93,16 @@ enum Command {
     Completions(completions::CompletionsArgs),
     /// Print the manual page (roff): `ferry man > ferry.1`.
     Man,
+    /// Ferry's client as the MCP conformance suite's client scenarios drive it:
+    /// `MCP_CONFORMANCE_SCENARIO=initialize ferry conformance-client URL`.
+    #[command(hide = true)]
+    ConformanceClient(conformance_client::ConformanceClientArgs),
 }
 
 fn main() -> ExitCode {
-    // Logs go to stderr (stdout carries only protocol messages), filtered by FERRY_LOG;
-    // events inside handlers also reach their client, at the level the client chose. A
-    // write that fails (stderr gone) is dropped: the layer's report of a failed write must
-    // stay off, as it is an `eprintln!`, which panics when stderr fails (see `stderr`).
-    // Written by a thread of its own and dropped when that thread falls behind (a full
-    // stderr pipe nobody reads): the runtime never waits on stderr. The guard flushes
-    // what is queued when `main` returns. The queue is allocated and written in full at
-    // start, so it is kept small: the default (128,000 lines) was 4 MiB of every process.
-    let (writer, _flush_at_exit) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-        .buffered_lines_limit(STDERR_QUEUE_LINES)
-        .lossy(true)
-        .thread_name("ferry-stderr")
-        .finish(std::io::stderr());
-    let stderr = tracing_subscriber::fmt::layer()
-        .with_writer(writer)
-        // Colours for a terminal only: piped or captured, escape codes are noise.
-        .with_ansi(std::io::stderr().is_terminal())
-        .log_internal_errors(false)
-        .with_filter(
-            tracing_subscriber::EnvFilter::try_from_env("FERRY_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        );
-    tracing_subscriber::registry()
-        .with(stderr)
-        .with(ferry::server::ClientLogLayer::new())
-        .init();
+    // Logs go to stderr (stdout carries only protocol messages): see `stderr::logs`. The
+    // guard flushes what is queued when `main` returns.
+    let _flush_at_exit = stderr::logs();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -146,11 +126,11 @@ fn main() -> ExitCode {
         Command::New(args) => new::run(&args),
         Command::Completions(args) => completions::completions(&args, Cli::command()),
         Command::Man => completions::man(Cli::command()),
+        Command::ConformanceClient(args) => {
+            runtime.block_on(conformance_client::run_scenario(args))
+        }
     }
 }
-
-/// Log lines queued for stderr before more are dropped.
-const STDERR_QUEUE_LINES: usize = 1024;
 
 /// `ferry serve`'s arguments alone: what MCP hosts start, parsed without building the whole
 /// command tree (every subcommand's options), which was most of a server's start-up work.

@@ -1,5 +1,5 @@
-//! `ferry-conformance-client URL`: Ferry's client as the official MCP conformance suite's
-//! client scenarios run it (`conformance client --command ferry-conformance-client`): once
+//! `ferry conformance-client URL`: Ferry's client as the official MCP conformance suite's
+//! client scenarios run it (`conformance client --command 'ferry conformance-client'`): once
 //! per scenario, with the scenario's name in `MCP_CONFORMANCE_SCENARIO` and the URL of the
 //! suite's mock server as the last argument. It connects over Streamable HTTP with
 //! `ferry::http_client`, does what the scenario asks of a client, and exits 0 (1 on any
@@ -15,8 +15,6 @@
 //!
 //! Every scenario also answers elicitation (accept, defaults) and sampling (a fixed text).
 
-#![forbid(unsafe_code)]
-
 mod auth;
 
 use std::process::ExitCode;
@@ -31,26 +29,22 @@ use ferry::protocol::types::{
 };
 use serde_json::{Value, json};
 
-fn main() -> ExitCode {
-    let Some(url) = std::env::args().skip(1).last() else {
-        eprintln!("usage: MCP_CONFORMANCE_SCENARIO=<scenario> ferry-conformance-client <url>");
-        return ExitCode::from(2);
-    };
+/// `ferry conformance-client`.
+#[derive(clap::Args)]
+pub(crate) struct ConformanceClientArgs {
+    /// The suite's arguments: the URL of its mock server comes last.
+    #[arg(required = true, value_name = "URL")]
+    args: Vec<String>,
+}
+
+/// Run the scenario named by `MCP_CONFORMANCE_SCENARIO` against the URL.
+pub(crate) async fn run_scenario(args: ConformanceClientArgs) -> ExitCode {
+    let url = args.args.last().cloned().unwrap_or_default();
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("ferry-conformance-client: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(run(&scenario, &url)) {
+    match run(&scenario, &url).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("ferry-conformance-client ({scenario}): {e}");
+            eprintln!("ferry conformance-client ({scenario}): {e}");
             ExitCode::FAILURE
         }
     }

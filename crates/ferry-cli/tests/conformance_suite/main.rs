@@ -12,7 +12,7 @@
 //!
 //! **Client scenarios**: every one `conformance list --client` names, `auth/*` included
 //! (the suite's core, backcompat, extensions and draft groups alike), one at a time
-//! (`--scenario`), with `ferry-conformance-client` (`src/bin/conformance_client/`) as the
+//! (`--scenario`), with `ferry conformance-client` (`src/conformance_client/`) as the
 //! client, under the same rules. The suite's mock servers listen on 127.0.0.1 only (see
 //! `conformance/loopback.mjs`).
 //!
@@ -152,7 +152,11 @@ fn client_scenarios() {
         let mut command = suite.command();
         command
             .args(["client", "--scenario", scenario, "--command"])
-            .arg(env!("CARGO_BIN_EXE_ferry-conformance-client"))
+            // The suite runs the command through a shell, the URL appended.
+            .arg(format!(
+                "'{}' conformance-client",
+                env!("CARGO_BIN_EXE_ferry")
+            ))
             .arg("-o")
             .arg(&out);
         let log = out.join(format!("{}.log", scenario.replace('/', "-")));
@@ -167,7 +171,7 @@ fn client_scenarios() {
     let checks: usize = tallies.values().map(|t| t.passed).sum();
     let title = format!(
         "MCP conformance suite {}: client scenarios (all, {auth} of them auth/*) against \
-         ferry-conformance-client: {passed}/{} passed, {checks} checks passed",
+         ferry conformance-client: {passed}/{} passed, {checks} checks passed",
         suite::VERSION,
         scenarios.len()
     );
@@ -179,7 +183,7 @@ fn client_scenarios() {
     let _ = std::fs::remove_dir_all(&out);
     assert_readme_states(&readme_row(
         "client: all, `auth/*` included",
-        "`ferry-conformance-client`",
+        "`ferry conformance-client`",
         passed,
         scenarios.len(),
         checks,
