@@ -7,7 +7,8 @@
 //! UUIDs replaced; it listens on the port it is given, on every interface: it has no
 //! option to bind 127.0.0.1 only).
 //!
-//! The peer's failures do not fail this test; a changed report does. To update the
+//! The tests that run Node.js (the broken servers, server-everything) need the feature
+//! `peers` (`scripts/test`). The peer's failures do not fail this test; a changed report does. To update the
 //! snapshot after a change to the checker or to the pinned package, run
 //! `FERRY_UPDATE_SNAPSHOTS=1 cargo test -p ferry-mcp-cli --test check` and review the diff.
 
@@ -30,11 +31,13 @@ fn check(args: &[&str], dir: &Path) -> Output {
         .expect("ferry check runs")
 }
 
+#[cfg(feature = "peers")]
 fn text(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).expect("UTF-8 report")
 }
 
 /// The lines of the report naming failed requirements: `(level, id)`.
+#[cfg(feature = "peers")]
 fn failures(report: &str) -> Vec<(String, String)> {
     report
         .lines()
@@ -181,6 +184,7 @@ fn ferry_serve_over_http_passes_every_revision() {
     }
 }
 
+#[cfg(feature = "peers")]
 #[test]
 fn a_broken_server_is_reported_with_the_musts_it_breaks() {
     let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -230,6 +234,7 @@ impl Drop for Peer {
     }
 }
 
+#[cfg(feature = "peers")]
 #[test]
 fn a_broken_http_server_is_reported_with_the_rules_it_breaks() {
     let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -293,6 +298,7 @@ fn a_broken_http_server_is_reported_with_the_rules_it_breaks() {
 /// `interop/` at the workspace root, with the pinned npm packages installed
 /// (`interop/install.sh` reuses an install whose lock file has not changed, and serializes
 /// concurrent test binaries).
+#[cfg(feature = "peers")]
 fn interop_dir() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../interop");
     let status = Command::new(dir.join("install.sh"))
@@ -307,6 +313,7 @@ fn interop_dir() -> PathBuf {
 
 /// Compare `report` with `tests/snapshots/NAME` (or write it, under
 /// `FERRY_UPDATE_SNAPSHOTS`).
+#[cfg(feature = "peers")]
 fn matches_snapshot(report: &str, name: &str) {
     let snapshot = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/snapshots")
@@ -326,6 +333,7 @@ fn matches_snapshot(report: &str, name: &str) {
 
 /// `text` with what differs from run to run made stable: the port of `127.0.0.1:PORT`
 /// and UUIDs (server-everything's session and event ids).
+#[cfg(feature = "peers")]
 fn normalized(text: &str, port: u16) -> String {
     let text = text.replace(&format!("127.0.0.1:{port}"), "127.0.0.1:PORT");
     let chars: Vec<char> = text.chars().collect();
@@ -361,6 +369,7 @@ fn normalized(text: &str, port: u16) -> String {
 }
 
 /// server-everything on Streamable HTTP (its `PORT`; it announces the port on stderr).
+#[cfg(feature = "peers")]
 fn start_everything_http(dir: &Path) -> (Peer, u16) {
     for _ in 0..5 {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -394,6 +403,7 @@ fn start_everything_http(dir: &Path) -> (Peer, u16) {
     panic!("server-everything streamableHttp: no free port in five tries")
 }
 
+#[cfg(feature = "peers")]
 #[test]
 fn server_everything_http_report_matches_the_snapshot() {
     let dir = interop_dir();
@@ -408,6 +418,7 @@ fn server_everything_http_report_matches_the_snapshot() {
     );
 }
 
+#[cfg(feature = "peers")]
 #[test]
 fn server_everything_report_matches_the_snapshot() {
     let dir = interop_dir();

@@ -1,7 +1,8 @@
 //! Both session stores meet the same contract: `MemorySessionStore`, and
 //! `RedisSessionStore` against a real `redis-server` (Debian's; `.ci/run` installs it)
-//! that this test starts on a free loopback port.
+//! that this test starts on a free loopback port (with the feature `peers`: `scripts/test`).
 
+#[cfg(feature = "peers")]
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,11 +13,13 @@ use ferry::http::store::{
 };
 
 /// A `redis-server` of this test's own, killed when dropped.
+#[cfg(feature = "peers")]
 struct Redis {
     port: u16,
     child: Child,
 }
 
+#[cfg(feature = "peers")]
 impl Redis {
     fn start() -> Redis {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -38,6 +41,7 @@ impl Redis {
     }
 }
 
+#[cfg(feature = "peers")]
 impl Drop for Redis {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -229,6 +233,7 @@ async fn the_memory_store_keeps_the_contract() {
     task_contract(Arc::new(MemorySessionStore::new())).await;
 }
 
+#[cfg(feature = "peers")]
 #[tokio::test]
 async fn the_redis_store_keeps_the_contract() {
     let redis = Redis::start();
