@@ -77,6 +77,7 @@ mod reply;
 mod request_state;
 mod resources;
 mod session;
+mod shape;
 mod stats;
 mod tasks;
 mod testing;

@@ -11,6 +11,7 @@ use ferry_protocol::types::{
 use ferry_protocol::{Feature, ProtocolVersion};
 use schemars::JsonSchema;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use super::builder::CacheHint;
 pub(crate) use super::call_params::Arguments;
@@ -21,6 +22,7 @@ use super::list::Listed;
 use super::pipeline::{Answer, Answering};
 use super::registry::Registry;
 use super::reply::Call;
+use super::shape::{Shape, shape_of};
 use super::tasks;
 use super::visibility::{Rules, Visibility, visible};
 use crate::engine::{HandlerResult, ResultJson};
@@ -113,14 +115,21 @@ pub(crate) struct ToolEntry {
     /// [`tool`](Self::tool)).
     head: Tool,
     /// A typed tool's schemas, written into a copy of `head` on first use.
-    schemas: Option<fn(&mut Tool)>,
+    schemas: Option<Schemas>,
     /// That copy.
     full: OnceLock<Tool>,
     pub(crate) run: ToolFn,
 }
 
+/// How a typed tool's schemas are made, and what its arguments deserialize from.
+#[derive(Clone, Copy)]
+struct Schemas {
+    write: fn(&mut Tool),
+    args: fn() -> Shape,
+}
+
 impl ToolEntry {
-    fn new(head: Tool, schemas: Option<fn(&mut Tool)>, run: ToolFn) -> Self {
+    fn new(head: Tool, schemas: Option<Schemas>, run: ToolFn) -> Self {
         ToolEntry {
             head,
             schemas,
@@ -144,7 +153,12 @@ impl ToolEntry {
             None => &self.head,
             Some(schemas) => self.full.get_or_init(|| {
                 let mut tool = self.head.clone();
-                schemas(&mut tool);
+                (schemas.write)(&mut tool);
+                // Building checked the arguments' shape from serde; a hand-written
+                // `JsonSchema` could still disagree with it.
+                if tool.input_schema.get("type").and_then(|t| t.as_str()) != Some("object") {
+                    tracing::error!(tool = %tool.name, "the tool's input schema is not an object");
+                }
                 tool
             }),
         }
@@ -154,6 +168,14 @@ impl ToolEntry {
 impl ToolEntry {
     /// What is wrong with the tool's input schema, if anything: it must be an object.
     pub(crate) fn schema_problem(&self) -> Option<String> {
+        // Arguments that are a struct or a map are an object: known from serde without
+        // deriving the schema, which then waits for its first use.
+        if self
+            .schemas
+            .is_some_and(|schemas| (schemas.args)() == Shape::Object)
+        {
+            return None;
+        }
         let tool = self.tool();
         match tool.input_schema.get("type") {
             Some(serde_json::Value::String(t)) if t == "object" => None,
@@ -328,6 +350,15 @@ pub(crate) fn schema_of_args<A: JsonSchema + 'static>() -> JsonObject {
     schema_for::<A>()
 }
 
+/// What a tool's arguments `A` deserialize from; `()` (no arguments) takes an empty object,
+/// as [`schema_of_args`] says.
+fn shape_of_args<A: DeserializeOwned + 'static>() -> Shape {
+    if std::any::TypeId::of::<A>() == std::any::TypeId::of::<()>() {
+        return Shape::Object;
+    }
+    shape_of::<A>()
+}
+
 /// The JSON Schema of `T`, with every subschema inlined (no `$ref` clients must follow).
 pub(crate) fn schema_for<T: JsonSchema>() -> JsonObject {
     let settings = schemars::generate::SchemaSettings::draft2020_12().with(|s| {
@@ -367,7 +398,11 @@ where
             }
         })
     });
-    ToolEntry::new(tool, Some(derive_schemas::<H::Args, H::Output>), run)
+    let schemas = Schemas {
+        write: derive_schemas::<H::Args, H::Output>,
+        args: shape_of_args::<H::Args>,
+    };
+    ToolEntry::new(tool, Some(schemas), run)
 }
 
 /// Build a tool entry from a function of the raw `arguments` object, keeping the tool's
