@@ -149,10 +149,13 @@ enum ServeCommand {
 /// The command line: `ferry serve ...` through [`ServeOnly`] when it parses there; anything
 /// else, help and errors included, through the whole tree, so they read the same.
 fn parse() -> Command {
-    if std::env::args_os()
-        .nth(1)
-        .is_some_and(|word| word == "serve")
-    {
+    let mut words = std::env::args_os().skip(1);
+    if words.next().is_some_and(|word| word == "serve") {
+        // Plain `ferry serve`, what hosts run: no parser at all (FERRY_REDIS_URL would be
+        // an option).
+        if words.next().is_none() && std::env::var_os("FERRY_REDIS_URL").is_none() {
+            return Command::Serve(Box::new(serve::ServeArgs::plain()));
+        }
         if let Ok(ServeOnly {
             command: ServeCommand::Serve(args),
         }) = ServeOnly::try_parse()

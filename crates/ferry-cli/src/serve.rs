@@ -99,6 +99,31 @@ pub(crate) struct RedisArgs {
     replica_idle: u64,
 }
 
+impl ServeArgs {
+    /// What `ferry serve` with no options parses to (the command line MCP hosts run):
+    /// made without building the command's parser, which is much of a server's start-up.
+    /// The test below holds it equal to what the parser gives.
+    pub(crate) fn plain() -> ServeArgs {
+        ServeArgs {
+            conformance: false,
+            http: None,
+            public: false,
+            sse_responses: false,
+            redis: RedisArgs {
+                redis: None,
+                redis_prefix: "ferry:".to_owned(),
+                instance_id: None,
+                replica_idle: 30,
+            },
+            session_idle: 1800,
+            max_sessions_per_client: HttpConfig::default().max_sessions_per_client,
+            trusted_proxy: Vec::new(),
+            auth: AuthArgs::default(),
+            otlp: None,
+        }
+    }
+}
+
 impl RedisArgs {
     /// The Redis session store `--redis` asks for, if any; the usage error otherwise (`who`
     /// names the command in it).
@@ -318,4 +343,27 @@ pub(crate) async fn stop_signal() {
         }
     }
     let _ = tokio::signal::ctrl_c().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::ServeArgs;
+
+    #[derive(Parser)]
+    struct Serve {
+        #[command(flatten)]
+        args: ServeArgs,
+    }
+
+    #[test]
+    fn plain_is_what_no_options_parse_to() {
+        // FERRY_REDIS_URL would give `--redis`: `plain` is used only when it is unset.
+        if std::env::var_os("FERRY_REDIS_URL").is_some() {
+            return;
+        }
+        let parsed = Serve::try_parse_from(["serve"]).expect("parses").args;
+        assert_eq!(format!("{parsed:?}"), format!("{:?}", ServeArgs::plain()));
+    }
 }
