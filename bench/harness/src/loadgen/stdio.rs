@@ -1,7 +1,7 @@
 //! The stdio figures of one server: cold start (spawn to the `initialize` response; the
 //! median of `starts` fresh processes besides the measured one), sequential calls (one in flight), pipelined calls (a window in flight; the
-//! writer batches requests whenever several slots are free), and the server's RSS once it
-//! has answered `rss_after` calls.
+//! writer batches requests whenever several slots are free), and the server's RSS just after
+//! its handshake and once it has answered `rss_after` calls.
 //!
 //! Pinning is the caller's business: run `taskset -c 0 loadgen ...` and the server inherits
 //! the affinity.
@@ -63,6 +63,7 @@ pub(crate) fn run(command: &[String], options: &Options) -> io::Result<serde_jso
     }
     let (mut server, took) = start(command)?;
     starts.push(took);
+    let handshake_rss = measure::rss_kib(server.child.id())?;
     starts.sort();
     let cold_start = starts[starts.len() / 2];
 
@@ -94,6 +95,7 @@ pub(crate) fn run(command: &[String], options: &Options) -> io::Result<serde_jso
         "window": options.window,
         "rss_kib": rss,
         "rss_after_calls": calls_before_rss,
+        "handshake_rss_kib": handshake_rss,
     }))
 }
 

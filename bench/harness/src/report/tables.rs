@@ -11,6 +11,10 @@ pub(crate) const STDIO: &[(&str, &str)] = &[
     ("floor", "floor (serde_json only)"),
     ("floor-tokio", "floor on tokio (current_thread)"),
     ("ferry", "Ferry"),
+    (
+        "ferry-serve-stdio",
+        "`ferry serve` (the command's reference server)",
+    ),
     ("rmcp-stdio", "rmcp `stdio()`"),
     ("rmcp-pipes", "rmcp `stdio_pipes()`"),
     ("ts", "TypeScript SDK"),
@@ -245,6 +249,31 @@ fn targets(runs: &Runs) -> String {
         mib("stdio-pinned"),
         mib("stdio"),
         &|v| v <= 4.0,
+        " MiB",
+    );
+    // The `ferry` command's reference server, as MCP hosts start it (`ferry serve`).
+    row("*`ferry serve` on stdio*", None, None, &|_| true, "");
+    row(
+        "cold start <= 2.0x floor",
+        runs.paired_ratio(
+            "ferry-serve-stdio",
+            "floor",
+            "stdio-pinned",
+            "cold_start_ms",
+        ),
+        runs.paired_ratio("ferry-serve-stdio", "floor", "stdio", "cold_start_ms"),
+        &|v| v <= 2.0,
+        "x",
+    );
+    let handshake = |kind: &str| {
+        runs.median("ferry-serve-stdio", kind, "handshake_rss_kib")
+            .map(|k| k / 1024.0)
+    };
+    row(
+        "RSS after the handshake <= 10 MiB",
+        handshake("stdio-pinned"),
+        handshake("stdio"),
+        &|v| v <= 10.0,
         " MiB",
     );
     let http = |path: &str, other: &str| -> Option<f64> {
