@@ -44,6 +44,7 @@ const RUN_HERE: &[&str] = &[
     "http_oauth_client",
     "http_server",
     "prompts_completion",
+    "readme_client",
     "readme_server",
     "resources_subscriptions",
     "stdio_client",
@@ -291,6 +292,22 @@ async fn readme_server_adds_and_keeps_notes_over_stdio() {
     drop(client);
     let outcome = child.shutdown(ShutdownTimeouts::default()).await.unwrap();
     assert!(outcome.status.success(), "{outcome:?}");
+}
+
+#[test]
+fn readme_client_calls_the_readme_server_as_its_child() {
+    let server = binary("readme_server");
+    let server = server.to_str().expect("a UTF-8 path");
+    let newest = format!(
+        "speaking {}",
+        ferry::protocol::ProtocolVersion::LATEST.as_str()
+    );
+    run("readme_client", &[server])
+        .says(&newest)
+        .says("tool add")
+        .says("tool note")
+        .says("1 + 2 = 3")
+        .says("notes: buy milk");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
