@@ -44,6 +44,7 @@ const RUN_HERE: &[&str] = &[
     "http_oauth_client",
     "http_server",
     "prompts_completion",
+    "readme_client",
     "readme_server",
     "resources_subscriptions",
     "stdio_client",
@@ -145,7 +146,7 @@ fn run(name: &str, args: &[&str]) -> Ran {
 }
 
 /// Every file in `examples/` is run here or listed with its reason, every binary run here
-/// exists, and the README's table names every example.
+/// exists, and the guide's table of examples (`docs/src/examples.md`) names every example.
 #[test]
 fn every_example_is_run() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
@@ -170,12 +171,13 @@ fn every_example_is_run() {
     for name in RUN_HERE {
         binary(name);
     }
-    // The README's table of examples names each of them.
-    let readme = std::fs::read_to_string(dir.join("../../../README.md")).expect("README.md");
+    // The guide's table of examples names each of them.
+    let chapter = std::fs::read_to_string(dir.join("../../../docs/src/examples.md"))
+        .expect("docs/src/examples.md");
     for name in &found {
         assert!(
-            readme.contains(&format!("| `{name}`")) || readme.contains(&format!(", `{name}`")),
-            "README.md's table of examples does not name {name}"
+            chapter.contains(&format!("| `{name}`")) || chapter.contains(&format!(", `{name}`")),
+            "docs/src/examples.md's table of examples does not name {name}"
         );
     }
 }
@@ -290,6 +292,22 @@ async fn readme_server_adds_and_keeps_notes_over_stdio() {
     drop(client);
     let outcome = child.shutdown(ShutdownTimeouts::default()).await.unwrap();
     assert!(outcome.status.success(), "{outcome:?}");
+}
+
+#[test]
+fn readme_client_calls_the_readme_server_as_its_child() {
+    let server = binary("readme_server");
+    let server = server.to_str().expect("a UTF-8 path");
+    let newest = format!(
+        "speaking {}",
+        ferry::protocol::ProtocolVersion::LATEST.as_str()
+    );
+    run("readme_client", &[server])
+        .says(&newest)
+        .says("tool add")
+        .says("tool note")
+        .says("1 + 2 = 3")
+        .says("notes: buy milk");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

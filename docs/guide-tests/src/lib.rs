@@ -28,6 +28,7 @@ macro_rules! chapters {
 
 chapters! {
     introduction => "introduction.md",
+    install => "install.md",
     quickstart => "quickstart.md",
     server_features => "server-features.md",
     eras => "eras.md",
@@ -35,10 +36,19 @@ chapters! {
     client_requests => "client-requests.md",
     middleware => "middleware.md",
     http => "http.md",
+    several_instances => "several-instances.md",
+    limits => "limits.md",
     client => "client.md",
     cli => "cli.md",
+    hosts => "hosts.md",
+    inspector => "inspector.md",
+    examples => "examples.md",
+    conformance => "conformance.md",
+    performance => "performance.md",
     migrating => "migrating.md",
+    versioning => "versioning.md",
     architecture => "architecture.md",
+    test_suite => "tests.md",
 }
 
 #[cfg(test)]

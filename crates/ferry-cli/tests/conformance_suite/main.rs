@@ -7,8 +7,8 @@
 //! `src/reference/conformance/` on Streamable HTTP). The test fails on any failed check, any
 //! warning, any scenario without a passing check, and any scenario `conformance list` names
 //! that did not run. It prints the per-scenario table and the suite's version on standard
-//! output (past the harness's capture, so CI logs show it), and checks that the README's
-//! Conformance section states these counts.
+//! output (past the harness's capture, so CI logs show it), and checks that the guide's
+//! chapter on conformance (`docs/src/conformance.md`) states these counts.
 //!
 //! **Client scenarios**: every one `conformance list --client` names, `auth/*` included
 //! (the suite's core, backcompat, extensions and draft groups alike), one at a time
@@ -68,22 +68,24 @@ fn output_dir(name: &str) -> std::path::PathBuf {
     dir
 }
 
-/// The README's row for a suite: kept true by the tests.
-fn readme_row(suite: &str, against: &str, passed: usize, total: usize, checks: usize) -> String {
+/// The guide's row for a suite: kept true by the tests.
+fn table_row(suite: &str, against: &str, passed: usize, total: usize, checks: usize) -> String {
     format!("| {suite} | {against} | {passed}/{total} | {checks} |")
 }
 
-/// Fail unless the README's Conformance section states `row` and the suite's version.
-fn assert_readme_states(row: &str) {
-    let readme = std::fs::read_to_string(suite::dir().join("../README.md")).expect("README.md");
+/// Fail unless the guide's chapter on conformance states `row` and the suite's version.
+fn assert_guide_states(row: &str) {
+    let path = suite::dir().join("../docs/src/conformance.md");
+    let chapter = std::fs::read_to_string(&path).expect("docs/src/conformance.md");
     let version = format!("`@modelcontextprotocol/conformance` {}", suite::VERSION);
     assert!(
-        readme.contains(&version),
-        "README.md must name the suite's version: {version}"
+        chapter.contains(&version),
+        "docs/src/conformance.md must name the suite's version: {version}"
     );
     assert!(
-        readme.contains(row),
-        "README.md's Conformance table must have this row (update it):\n{row}"
+        chapter.contains(row),
+        "docs/src/conformance.md's table of the official suite must have this row (update \
+         it):\n{row}"
     );
 }
 
@@ -127,7 +129,7 @@ fn server_scenarios() {
         "{title}; the suite's output: {log:?}"
     );
     let _ = std::fs::remove_dir_all(&out);
-    assert_readme_states(&readme_row(
+    assert_guide_states(&table_row(
         "server: all, active and pending",
         "`ferry serve --conformance --http`",
         passed,
@@ -181,7 +183,7 @@ fn client_scenarios() {
         "{title}; the suite's output: {out:?}"
     );
     let _ = std::fs::remove_dir_all(&out);
-    assert_readme_states(&readme_row(
+    assert_guide_states(&table_row(
         "client: all, `auth/*` included",
         "`ferry conformance-client`",
         passed,

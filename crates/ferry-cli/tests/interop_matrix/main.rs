@@ -11,9 +11,9 @@
 //!   structured output, list and read a resource, get a prompt, progress, cancellation, and
 //!   a server-to-client round trip (sampling; with Ferry's server, also elicitation). Each
 //!   check's verdict is written to `$CARGO_TARGET_TMPDIR/interop-matrix/<cell>.json`.
-//! - The README's matrix is rendered from the same list the tests are generated from
-//!   ([`matrix!`]); `readme_matrix_is_current` fails when it differs, and rewrites it when
-//!   run with `FERRY_WRITE_README=1`.
+//! - The guide's matrix (`docs/src/conformance.md`, "The interop matrix") is rendered from
+//!   the same list the tests are generated from ([`matrix!`]); `matrix_table_is_current`
+//!   fails when it differs, and rewrites it when run with `FERRY_WRITE_MATRIX=1`.
 
 #![cfg(unix)]
 
@@ -53,7 +53,7 @@ const FERRY_CLIENT_CHECKS: &[&str] = &[
     "roots",
 ];
 
-/// One `#[test]` per tested cell, and the list the README's table is rendered from.
+/// One `#[test]` per tested cell, and the list the guide's table is rendered from.
 macro_rules! matrix {
     ($($name:ident: $pairing:ident, $wire:ident, $era:ident;)*) => {
         $(
@@ -98,23 +98,28 @@ matrix! {
 }
 
 #[test]
-fn readme_matrix_is_current() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
-    let readme = std::fs::read_to_string(&path).expect("README.md");
+fn matrix_table_is_current() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs/src")
+        .join(MATRIX_CHAPTER);
+    let chapter = std::fs::read_to_string(&path).expect(MATRIX_CHAPTER);
     let rendered = table::render(TESTED);
-    let updated =
-        table::replace_section(&readme, &rendered).expect("README has the matrix markers");
-    if std::env::var_os("FERRY_WRITE_README").is_some() {
-        std::fs::write(&path, updated).expect("write README.md");
+    let updated = table::replace_section(&chapter, &rendered)
+        .unwrap_or_else(|| panic!("docs/src/{MATRIX_CHAPTER} has the matrix markers"));
+    if std::env::var_os("FERRY_WRITE_MATRIX").is_some() {
+        std::fs::write(&path, updated).expect("write the chapter");
     } else {
         assert!(
-            updated == readme,
-            "README's interop matrix is out of date; run \
-             `FERRY_WRITE_README=1 cargo test -p ferry-mcp-cli --test interop_matrix readme` \
-             and commit it. Expected:\n{rendered}"
+            updated == chapter,
+            "the interop matrix of docs/src/{MATRIX_CHAPTER} is out of date; run \
+             `FERRY_WRITE_MATRIX=1 cargo test -p ferry-mcp-cli --features peers --test \
+             interop_matrix matrix_table` and commit it. Expected:\n{rendered}"
         );
     }
 }
+
+/// The guide's chapter that shows the matrix, in `docs/src/`.
+const MATRIX_CHAPTER: &str = "conformance.md";
 
 /// Run a cell, record its verdicts, and fail with every failed check.
 fn check_cell(name: &str, cell: Cell) {
