@@ -101,10 +101,12 @@ pub(crate) async fn run(args: BridgeArgs) -> ExitCode {
         return ExitCode::from(2);
     }
     let child = upstream::ChildSpec {
-        // The server's own diagnostics pass straight through to the bridge's stderr.
+        // The server's own diagnostics pass through to the bridge's stderr, their last
+        // lines kept to say why it did not start, if it does not.
         command: ChildCommand::new(program)
             .args(rest)
-            .stderr(StderrMode::Inherit),
+            .stderr(StderrMode::Relay),
+        shown: crate::target::shown(&args.command),
         backoff: Backoff::default(),
         max_frame_bytes,
         lifecycle: upstream::Lifecycle::new(),
