@@ -484,9 +484,7 @@ async fn check_authorizes_like_the_client_commands() {
     );
     assert!(dir.only()["tokens"]["access_token"].is_string());
 
-    let token = provider
-        .service_token(&http, &endpoint, "mcp:tools")
-        .await;
+    let token = provider.service_token(&http, &endpoint, "mcp:tools").await;
     let bearer = format!("Authorization: Bearer {token}");
     let mut args = vec!["check", "--url", &endpoint, "--header", &bearer];
     args.extend_from_slice(&quick);
