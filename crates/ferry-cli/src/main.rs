@@ -51,6 +51,18 @@ enum Command {
     Check(Box<check::CheckArgs>),
     /// Serve a stdio MCP server over HTTP (`ferry bridge --http 127.0.0.1:8080 -- cmd`), or
     /// an HTTP MCP server over stdio (`ferry bridge --stdio http://host/mcp`).
+    // `--stdio URL` names an HTTP server as `--url` does (the headers and authorization
+    // options apply to it); the bridge has no default server, and does not wait for one
+    // (its clients do): no --connect-timeout.
+    #[command(
+        mut_group("remote", |group| group.arg("stdio")),
+        mut_arg("connect_timeout", |arg| arg.hide(true)),
+        mut_args(|arg| if arg.get_help_heading() == Some(target::HEADING) {
+            arg.help_heading("Server")
+        } else {
+            arg
+        })
+    )]
     Bridge(Box<bridge::BridgeArgs>),
     /// Inspect a server in a web page served on 127.0.0.1: its tools, resources and
     /// prompts, the server's requests, logs and every message (`ferry inspect -- cmd`).

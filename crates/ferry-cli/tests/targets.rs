@@ -5,8 +5,9 @@
 //! entry with headers) — and `ferry check` also with nothing (the reference server in this
 //! process) and the positional URL of earlier versions. The HTTP server sits behind a relay
 //! on 127.0.0.1 that refuses every request without the header, so each command's requests
-//! (`ferry check`'s raw ones included) carry it. The options naming the server read the
-//! same in every command's help.
+//! (`ferry check`'s raw ones included) carry it. `ferry bridge` takes the forms of its
+//! direction (a stdio server for `--http`, an HTTP one for `--stdio`). The options naming
+//! the server read the same in every command's help.
 //!
 //! Every run points `HOME`, `XDG_CONFIG_HOME` and the current directory at a scratch
 //! directory of its own: the real user's files are never read.
@@ -591,5 +592,120 @@ fn the_options_naming_the_server_read_the_same_in_every_command() {
                 .any(|l| l.starts_with("Usage: ferry ") && l.ends_with("[-- <COMMAND>...]")),
             "{command}:\n{help}"
         );
+    }
+    // The bridge's too, but for the default it does not have and the wait it leaves to its
+    // clients (aligned to its own widest option, then).
+    let words = |line: &str| line.split_whitespace().collect::<Vec<_>>().join(" ");
+    let bridge = place.ferry(&["bridge", "--help"]).ok("bridge").stdout;
+    let others = section(&helps[0].1, "Server");
+    let expected: Vec<String> = others
+        .lines()
+        .skip(1)
+        .filter(|l| !l.contains("--connect-timeout"))
+        .map(words)
+        .collect();
+    let server = section(&bridge, "Server:");
+    let got: Vec<String> = server.lines().skip(1).map(words).collect();
+    assert_eq!(got, expected, "ferry bridge --help:\n{bridge}");
+    assert_eq!(
+        section(&bridge, "Authorization"),
+        section(&helps[0].1, "Authorization")
+    );
+}
+
+/// `ferry bridge` takes the forms of its direction: `--http` a stdio server named in a
+/// `--config FILE`, `--stdio` an HTTP server named in the project's `.mcp.json` (its
+/// headers sent) or given with `--url` and `--header`; the other kind is refused.
+#[test]
+fn the_bridge_takes_the_forms_of_its_direction() {
+    let setup = Setup::new("bridge");
+    let config = setup.config.as_str();
+    // --http: the entry's command behind the bridge, reached by a client command.
+    let mut bridge = setup
+        .place
+        .command(&[
+            "bridge",
+            "--http",
+            "127.0.0.1:0",
+            "--server",
+            "local",
+            "--config",
+            config,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start ferry bridge --http");
+    let mut stderr = BufReader::new(bridge.stderr.take().expect("stderr"));
+    let _bridge = Running(bridge);
+    let mut banner = String::new();
+    stderr.read_line(&mut banner).expect("the banner");
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    let url = banner
+        .split("MCP on ")
+        .nth(1)
+        .map(str::trim)
+        .unwrap_or_else(|| panic!("banner {banner:?}"))
+        .to_owned();
+    let run = setup
+        .place
+        .ferry(&["call", "echo", "text=bridged", "--url", &url]);
+    assert_eq!(run.ok("through the bridge").stdout, "bridged\n");
+    // --stdio: a session over the bridge's stdin and stdout.
+    let url = setup.guarded.url.as_str();
+    for form in [
+        &["--stdio", "--server", "web"][..],
+        &["--stdio", "--", "@web"],
+        &["--stdio", "--url", url, "--header", HEADER],
+        &["--stdio", url, "--header", HEADER],
+    ] {
+        let mut args = vec!["bridge"];
+        args.extend(form);
+        let mut bridge = setup
+            .place
+            .command(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start ferry bridge --stdio");
+        let mut stdin = bridge.stdin.take().expect("stdin");
+        let stdout = BufReader::new(bridge.stdout.take().expect("stdout"));
+        let _bridge = Running(bridge);
+        writeln!(
+            stdin,
+            r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+        )
+        .and_then(|()| writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#))
+        .and_then(|()| writeln!(stdin, r#"{{"jsonrpc":"2.0","id":2,"method":"ping"}}"#))
+        .expect("write to the bridge");
+        drop(stdin);
+        let answers: Vec<Value> = stdout
+            .lines()
+            .map(|line| serde_json::from_str(&line.expect("a line")).expect("JSON"))
+            .collect();
+        assert_eq!(answers.len(), 2, "{form:?}: {answers:#?}");
+        assert_eq!(
+            answers[0]["result"]["serverInfo"]["name"], "ferry",
+            "{form:?}"
+        );
+        assert_eq!(
+            answers[1],
+            json!({"jsonrpc": "2.0", "id": 2, "result": {}}),
+            "{form:?}"
+        );
+    }
+    setup.assert_headers_sent();
+    // Each direction refuses the other kind of server, and needs one.
+    for wrong in [
+        &["bridge", "--http", "127.0.0.1:0", "--server", "web"][..],
+        &["bridge", "--http", "127.0.0.1:0"],
+        &["bridge", "--stdio", "--server", "local", "--config", config],
+        &["bridge", "--stdio"],
+        &["bridge", "--stdio", url, "--url", url],
+    ] {
+        let run = setup.place.ferry(wrong);
+        assert_eq!(run.code, Some(2), "{wrong:?}: {}", run.stderr);
     }
 }

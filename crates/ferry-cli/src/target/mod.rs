@@ -118,6 +118,24 @@ impl TargetArgs {
         }
     }
 
+    /// These options with `url` as `--url` (`ferry bridge --stdio URL`).
+    pub(crate) fn with_url(&self, url: &str) -> TargetArgs {
+        TargetArgs {
+            url: Some(url.to_owned()),
+            ..self.clone()
+        }
+    }
+
+    /// Whether a server is named (`--url`, `--server`, or after `--`).
+    pub(crate) fn names_a_server(&self) -> bool {
+        self.url.is_some() || self.server_name.is_some() || !self.command.is_empty()
+    }
+
+    /// Whether `--connect-timeout` was given.
+    pub(crate) fn connect_timeout_given(&self) -> bool {
+        self.connect_timeout.is_some()
+    }
+
     /// `--no-browser`: never open a browser (`ferry inspect` honours it for its page too).
     pub(crate) fn no_browser(&self) -> bool {
         self.auth.no_browser()
