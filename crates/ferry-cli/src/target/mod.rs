@@ -235,8 +235,9 @@ impl TargetArgs {
     pub(crate) fn describe(&self) -> Value {
         match self.resolve(false) {
             Ok(resolved) => resolved.describe(),
-            Err(_) => match self.name() {
-                Ok(Some(name)) => json!({"kind": "named", "name": name}),
+            Err(_) => match (self.name(), &self.url) {
+                (Ok(Some(name)), _) => json!({"kind": "named", "name": name}),
+                (_, Some(url)) => json!({"kind": "http", "url": url}),
                 _ => json!({"kind": "stdio", "command": self.command}),
             },
         }
