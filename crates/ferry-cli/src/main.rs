@@ -30,6 +30,7 @@ mod replay;
 mod serve;
 mod serve_auth;
 mod stderr;
+mod target;
 
 /// Ferry: the Model Context Protocol, both ends, every revision.
 #[derive(Parser)]
@@ -47,19 +48,25 @@ enum Command {
     Demo,
     /// Check an MCP server's conformance, requirement by requirement, under every revision
     /// it offers: `ferry check -- node server.js`.
-    Check(check::CheckArgs),
+    Check(Box<check::CheckArgs>),
     /// Serve a stdio MCP server over HTTP (`ferry bridge --http 127.0.0.1:8080 -- cmd`), or
     /// an HTTP MCP server over stdio (`ferry bridge --stdio http://host/mcp`).
+    // `--stdio URL` names an HTTP server as `--url` does (the headers and authorization
+    // options apply to it); the bridge has no default server, and does not wait for one
+    // (its clients do): no --connect-timeout.
+    #[command(
+        mut_group("remote", |group| group.arg("stdio")),
+        mut_arg("connect_timeout", |arg| arg.hide(true)),
+        mut_args(|arg| if arg.get_help_heading() == Some(target::HEADING) {
+            arg.help_heading("Server")
+        } else {
+            arg
+        })
+    )]
     Bridge(Box<bridge::BridgeArgs>),
     /// Inspect a server in a web page served on 127.0.0.1: its tools, resources and
     /// prompts, the server's requests, logs and every message (`ferry inspect -- cmd`).
-    // `--no-browser` is the client options' flag (which keeps OAuth from opening a
-    // browser); here it also keeps the page closed, with any target.
-    #[command(mut_arg("no_browser", |arg| arg
-        .requires(clap::builder::Resettable::Reset)
-        .conflicts_with(clap::builder::Resettable::Reset)
-        .help("Do not open a browser (for the page, nor for OAuth): only print the URL")
-        .help_heading(None::<&'static str>)))]
+    // (`--no-browser`, of the authorization options, keeps the page closed too.)
     // The one-shot commands' output options, refused by `inspect`: kept out of its help.
     #[command(mut_arg("json", |arg| arg.hide(true)), mut_arg("out", |arg| arg.hide(true)),
         mut_arg("sampling_reply", |arg| arg.hide(true)),
@@ -116,7 +123,7 @@ fn main() -> ExitCode {
     match parse() {
         Command::Serve(args) => runtime.block_on(serve::run(*args)),
         Command::Demo => runtime.block_on(demo()),
-        Command::Check(args) => runtime.block_on(check::run(args)),
+        Command::Check(args) => runtime.block_on(check::run(*args)),
         Command::Bridge(args) => runtime.block_on(bridge::run(*args)),
         Command::Inspect(args) => runtime.block_on(inspect::run(*args)),
         Command::Replay(args) => runtime.block_on(replay::run(*args)),

@@ -44,6 +44,7 @@ use serde_json::{Map, Value, json};
 use crate::client::Common;
 use crate::client::target::{self, Target};
 use crate::stderr::note;
+use crate::target::starting::Waited;
 
 /// How long each answer is waited for when `--timeout` is not given (the client commands'
 /// default).
@@ -119,10 +120,10 @@ pub(crate) async fn run(args: ReplayArgs) -> ExitCode {
     let mut unreachable = None;
     let mut interrupted = false;
     // A named server's entry, read once for every connection replayed.
-    let resolved = args.common.resolved();
+    let resolved = args.common.target.resolve(false);
     for segment in &segments {
         let started = match &resolved {
-            Ok(common) => target::start(common),
+            Ok(resolved) => target::start(&args.common, resolved),
             Err(e) => Err(e.clone()),
         };
         let (target, transport) = match started {
@@ -139,12 +140,19 @@ pub(crate) async fn run(args: ReplayArgs) -> ExitCode {
         };
         let mut replay = Replay::new(transport, segment, &rules, timeout, &target);
         replay.realtime = args.realtime;
+        if let Ok(resolved) = &resolved {
+            replay.connect_timeout = resolved.connect_timeout(timeout);
+        }
         let report = tokio::select! {
             report = replay.run() => Some(report),
             () = interrupt => None,
         };
         target.close(report.is_none()).await;
         match report {
+            Some(report) if report.unstarted.is_some() => {
+                unreachable = report.unstarted;
+                break;
+            }
             Some(report) => {
                 if unauthorized.is_none() {
                     unauthorized.clone_from(&report.unauthorized);
@@ -159,7 +167,10 @@ pub(crate) async fn run(args: ReplayArgs) -> ExitCode {
     }
     let elapsed = started.elapsed();
     let summary = Summary::of(&reports, elapsed);
-    let target = crate::client::target::describe(resolved.as_ref().unwrap_or(&args.common));
+    let target = match &resolved {
+        Ok(resolved) => resolved.describe(),
+        Err(_) => args.common.target.describe(),
+    };
     // When nothing was replayed (no server to talk to), the reason alone is said, below.
     if !reports.is_empty() && as_json {
         let report = json!({
@@ -641,6 +652,9 @@ struct ConnReport {
     notes: Vec<String>,
     /// Why authorization failed, if it did.
     unauthorized: Option<String>,
+    /// Why the server never answered: a child that exited first, or did not answer within
+    /// the connect timeout.
+    unstarted: Option<String>,
 }
 
 impl ConnReport {
@@ -871,6 +885,10 @@ struct Replay<'a> {
     segment: &'a Segment,
     rules: &'a Rules,
     timeout: Duration,
+    /// How long a child is waited for until it first answers.
+    connect_timeout: Duration,
+    /// Whether the server has sent anything yet.
+    heard: bool,
     target: &'a Target,
     /// The server's answers not yet taken, by id.
     answers: HashMap<String, Live>,
@@ -925,6 +943,8 @@ impl<'a> Replay<'a> {
             segment,
             rules,
             timeout,
+            connect_timeout: timeout,
+            heard: false,
             target,
             answers: HashMap::new(),
             progress: HashMap::new(),
@@ -1111,9 +1131,33 @@ impl<'a> Replay<'a> {
         }
     }
 
-    /// Wait for the server's answer to `id` (at most the timeout).
+    /// Wait for the server's answer to `id` (at most the timeout; a child not heard from yet
+    /// is waited for while it runs, up to the connect timeout).
     async fn await_answer(&mut self, id: &str) -> Option<Live> {
-        let deadline = tokio::time::Instant::now() + self.timeout;
+        let target: &Target = self.target;
+        if !self.heard
+            && !self.closed
+            && let Some(starting) = target.starting(self.connect_timeout)
+        {
+            let deadline = tokio::time::Instant::now() + self.connect_timeout;
+            let note = |line: &str| note!("ferry replay: {line}");
+            let why = match starting.wait(self.answer_by(id, deadline), note).await {
+                Waited::Done(Some(live)) => return Some(live),
+                Waited::Done(None) if self.heard || !self.closed => return None,
+                // Its output ended before it said anything: it is exiting, or has.
+                Waited::Done(None) => starting.exit_report().await?,
+                Waited::Failed(why) => why,
+            };
+            self.report.unstarted = Some(why);
+            self.closed = true;
+            return None;
+        }
+        self.answer_by(id, tokio::time::Instant::now() + self.timeout)
+            .await
+    }
+
+    /// Wait for the server's answer to `id` until `deadline`.
+    async fn answer_by(&mut self, id: &str, deadline: tokio::time::Instant) -> Option<Live> {
         loop {
             if let Some(live) = self.answers.remove(id) {
                 return Some(live);
@@ -1159,6 +1203,7 @@ impl<'a> Replay<'a> {
             }
             Ok(Some(event)) => event,
         };
+        self.heard = true;
         match event.into_frame() {
             Ok(frame) => match serde_json::from_slice::<Value>(&frame) {
                 Ok(Value::Array(batch)) => {

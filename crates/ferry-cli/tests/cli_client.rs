@@ -288,8 +288,14 @@ fn exit_code_2_for_usage_errors() {
 fn exit_code_1_when_the_server_cannot_be_reached() {
     let run = ferry(&["ping", "--", "/nonexistent/mcp-server"]).exit(1);
     assert!(run.stderr.contains("cannot start"), "{}", run.stderr);
+    // A child that exits before answering: said at once, with its status.
     let run = ferry(&["ping", "--", "false"]).exit(1);
-    assert!(run.stderr.contains("ConnectionLost"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("`false` exited before answering (exit status: 1)"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]

@@ -9,7 +9,8 @@
 //! at all), an expired token is refreshed (a `refresh_token` grant, no login), a token
 //! for another server is refused, a machine client needs no person, a 403 is answered by
 //! a step-up, and every failure (a person who cancels, `--no-auth`, a wrong secret, a
-//! scope never granted) ends the command with exit code 3 and the reason.
+//! scope never granted) ends the command with exit code 3 and the reason. `ferry check
+//! --url` authorizes the same way (or sends the `--header` it is given).
 
 #![cfg(unix)]
 
@@ -452,5 +453,51 @@ async fn refusals_end_the_command_with_exit_code_3() {
     assert!(
         !unreachable.stderr.contains('\u{1b}'),
         "no terminal escapes in a captured stderr: {unreachable:#?}"
+    );
+}
+
+/// `ferry check --url` authorizes as the client commands do: a machine client's token
+/// (the client-credentials grant, stored) on every request of the check, its raw peer
+/// included; a bearer token given with `--header` instead; with `--no-auth` the server's
+/// refusal is said, with exit code 3.
+#[tokio::test]
+async fn check_authorizes_like_the_client_commands() {
+    let provider = Provider::start(None);
+    let (_ferry, endpoint) = start_protected_ferry(&provider).await;
+    let http = reqwest::Client::new();
+    let dir = TokenDir::new("check");
+    let quick = ["--json", "--revision", "2025-11-25", "--call-tools", "none"];
+
+    let mut args = vec!["check", "--url", &endpoint, "--token-store", dir.path()];
+    args.extend_from_slice(&quick);
+    args.extend_from_slice(&SERVICE);
+    let checked = run(&args, None).await;
+    checked.expect_code(0);
+    let report: Value = serde_json::from_str(&checked.stdout).expect("a JSON report");
+    assert_eq!(report["revisions"][0]["checked"], true, "{report:#}");
+    assert_eq!(report["summary"]["mustFailed"], 0, "{report:#}");
+    let events = provider.events_so_far(&http).await;
+    assert_eq!(
+        count(&events, "grant", "grant_type", "client_credentials"),
+        1,
+        "one token for the whole check: {events:#?}"
+    );
+    assert!(dir.only()["tokens"]["access_token"].is_string());
+
+    let token = provider.service_token(&http, &endpoint, "mcp:tools").await;
+    let bearer = format!("Authorization: Bearer {token}");
+    let mut args = vec!["check", "--url", &endpoint, "--header", &bearer];
+    args.extend_from_slice(&quick);
+    run(&args, None).await.expect_code(0);
+
+    let mut args = vec!["check", "--url", &endpoint, "--no-auth"];
+    args.extend_from_slice(&quick);
+    let refused = run(&args, None).await;
+    refused.expect_code(3);
+    assert!(
+        refused.stderr.contains("authorization failed")
+            && refused.stderr.contains("401 Unauthorized")
+            && refused.stderr.contains("--no-auth"),
+        "{refused:#?}"
     );
 }

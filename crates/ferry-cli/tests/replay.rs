@@ -349,12 +349,14 @@ fn usage_errors_exit_2_and_an_unreachable_server_1() {
     assert_eq!(nothing.code, Some(2), "{}", nothing.stderr);
     let unreachable = replay(&[file, "--", "/nonexistent/mcp-server"], None);
     assert_eq!(unreachable.code, Some(1), "{}", unreachable.stderr);
-    // A server that exits at once: every recorded answer is missing.
+    // A server that exits at once, before answering: said with its status, nothing replayed.
     let gone = replay(&[file, "--", "false"], None);
     assert_eq!(gone.code, Some(1), "{}", gone.stderr);
     assert!(
-        gone.stdout.contains("MISS  #1 initialize"),
+        gone.stderr
+            .contains("`false` exited before answering (exit status: 1)"),
         "{}",
-        gone.stdout
+        gone.stderr
     );
+    assert!(gone.stdout.is_empty(), "{}", gone.stdout);
 }

@@ -1,5 +1,6 @@
 //! The child-process transport with real processes (`sh`, `python3`, `sleep`): frames both
-//! ways, stderr to `tracing`, the stdio shutdown sequence, kill on drop, crashes.
+//! ways, stderr to `tracing` and its last lines kept, the stdio shutdown sequence, kill on
+//! drop, crashes.
 //!
 //! Linux only: whether a process is gone is read from `/proc`.
 #![cfg(target_os = "linux")]
@@ -11,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use ferry::engine::{
     CallError, CallOptions, ChildCommand, ChildProcess, Engine, EngineConfig, Handler,
-    HandlerResult, Peer, RequestContext, ShutdownStage, ShutdownTimeouts, Transport,
+    HandlerResult, Peer, RequestContext, ShutdownStage, ShutdownTimeouts, StderrMode, Transport,
     TransportEvent,
 };
 use ferry::protocol::jsonrpc::{ErrorObject, Notification, Request};
@@ -375,6 +376,30 @@ async fn a_crashing_child_ends_the_incoming_side() {
         .expect("shutdown");
     assert_eq!(shutdown.stage, ShutdownStage::AlreadyExited);
     assert_eq!(shutdown.status.code(), Some(3));
+}
+
+/// The last stderr lines of a child whose stderr this process reads (logged, or relayed to
+/// ours), complete as soon as its exit is known; none when it writes to ours directly.
+#[tokio::test]
+async fn the_last_stderr_lines_are_kept_and_complete_at_exit() {
+    let script = "for i in $(seq 1 25); do echo \"line $i\" >&2; done; \
+                  printf 'step 1\\rstep 2\\r\\n' >&2; printf 'no end' >&2; exit 3";
+    for mode in [StderrMode::Log(tracing::Level::DEBUG), StderrMode::Relay] {
+        let (_transport, child) = spawn(&sh(script).stderr(mode));
+        let status = child.wait().await.expect("status");
+        assert_eq!(status.code(), Some(3));
+        let tail = child.stderr_tail();
+        assert_eq!(tail.len(), 20, "{mode:?}: {tail:?}");
+        assert_eq!(tail[0], "line 8", "{mode:?}: {tail:?}");
+        assert_eq!(
+            tail[17..],
+            ["line 25", "step 2", "no end"],
+            "{mode:?}: {tail:?}"
+        );
+    }
+    let (_transport, child) = spawn(&sh("echo unseen >&2; exit 1").stderr(StderrMode::Discard));
+    child.wait().await.expect("status");
+    assert!(child.stderr_tail().is_empty());
 }
 
 #[tokio::test]

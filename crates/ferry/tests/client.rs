@@ -207,6 +207,47 @@ async fn a_probe_answered_with_no_discover_result_falls_back_to_initialize() {
     assert_eq!(client.server_info().unwrap().name, "empty-answers");
 }
 
+/// A server that starts serving late (a child still compiling): the handshake waits up to
+/// the connect timeout, longer than the request timeout, whose later calls keep it; a
+/// shorter connect timeout fails the handshake with `Timeout`.
+#[tokio::test]
+async fn the_handshake_waits_for_the_connect_timeout_not_the_request_timeout() {
+    let late = |delay| {
+        let (client_side, server_side) = Transport::pair(8);
+        let server = server(VersionSet::all());
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            let _ = server.serve(server_side).task.await;
+        });
+        client_side
+    };
+    let request = Duration::from_millis(300);
+    for probe in [Duration::from_millis(100), Duration::ZERO] {
+        let client = client_builder()
+            .timeout(request)
+            .probe_timeout(probe)
+            .connect_timeout(Duration::from_secs(10))
+            .connect(late(Duration::from_millis(1_200)))
+            .await
+            .unwrap_or_else(|e| panic!("probe {probe:?}: connected after 1.2 s: {e}"));
+        let echoed = client.call_tool("echo", json!({"text": "hi"})).await;
+        assert_eq!(echoed.unwrap().content, vec![ContentBlock::text("hi")]);
+        let waited = client
+            .call_tool("wait", json!({"ms": 1_000}))
+            .await
+            .expect_err("the request timeout still bounds calls");
+        assert!(matches!(waited, ClientError::Timeout(_)), "{waited:?}");
+    }
+    let refused = client_builder()
+        .timeout(Duration::from_secs(10))
+        .connect_timeout(Duration::from_millis(400))
+        .connect(late(Duration::from_secs(5)))
+        .await
+        .map(|_| ())
+        .expect_err("no answer within the connect timeout");
+    assert!(matches!(refused, ClientError::Timeout(_)), "{refused:?}");
+}
+
 #[tokio::test]
 async fn typed_calls_in_both_eras() {
     let server = server(VersionSet::all());

@@ -1,5 +1,11 @@
 //! `ferry bridge`: a stdio MCP server over HTTP (`--http ADDR -- command args`), or an
 //! HTTP MCP server over stdio (`--stdio URL`). See `http` and `stdio`.
+//!
+//! The server is named as every command names it (see `crate::target`), the one kind
+//! each direction takes: `--http` a stdio server (`-- command`, or `--server NAME` of a
+//! stdio entry, run with its environment), `--stdio` an HTTP one (`--stdio URL` or `--url
+//! URL`, or `--server NAME` of an HTTP entry, with the headers and the authorization
+//! options). There is no default: the bridge needs a server to bridge.
 
 mod http;
 mod mux;
@@ -13,17 +19,18 @@ use std::time::Duration;
 
 use clap::Args;
 use ferry::client::Backoff;
-use ferry::engine::{ChildCommand, StderrMode};
+use ferry::engine::StderrMode;
 use ferry::http::HttpConfig;
 
-use crate::client::args::header;
 use crate::serve::address;
+use crate::target::{Endpoint, TargetArgs};
 
 /// Options of `ferry bridge`.
 #[derive(Args, Debug)]
 pub(crate) struct BridgeArgs {
-    /// Serve the stdio server given after `--` over HTTP on this address (`127.0.0.1:8080`,
-    /// or a port): Streamable HTTP at `/mcp` (both eras), 2024-11-05 HTTP+SSE at `/sse`.
+    /// Serve the stdio server named below (`-- command`, `--server NAME`) over HTTP on this
+    /// address (`127.0.0.1:8080`, or a port): Streamable HTTP at `/mcp` (both eras),
+    /// 2024-11-05 HTTP+SSE at `/sse`.
     #[arg(
         long,
         value_name = "ADDR",
@@ -31,9 +38,10 @@ pub(crate) struct BridgeArgs {
         required_unless_present = "stdio"
     )]
     http: Option<String>,
-    /// Expose the HTTP MCP server at this URL on stdin/stdout.
-    #[arg(long, value_name = "URL")]
-    stdio: Option<String>,
+    /// Expose the HTTP MCP server at this URL on stdin/stdout (or the one named below:
+    /// `--url URL`, `--server NAME`).
+    #[arg(long, value_name = "URL", num_args = 0..=1)]
+    stdio: Option<Option<String>>,
     /// One child process per session (default).
     #[arg(long, requires = "http", conflicts_with = "shared")]
     per_session: bool,
@@ -47,9 +55,6 @@ pub(crate) struct BridgeArgs {
     /// Allow this browser `Origin` (`https://app.example.com`) besides loopback ones.
     #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
     origins: Vec<String>,
-    /// `--stdio`: a header sent with every HTTP request (`Authorization: Bearer ...`).
-    #[arg(long = "header", value_name = "NAME: VALUE", requires = "stdio", value_parser = header)]
-    headers: Vec<(String, String)>,
     /// The most sessions at once (then 503). Default: 100 with a child per session,
     /// 10,000 with `--shared`.
     #[arg(long, value_name = "N", requires = "http")]
@@ -65,28 +70,72 @@ pub(crate) struct BridgeArgs {
     drain_timeout: Option<f64>,
     #[command(flatten)]
     redis: crate::serve::RedisArgs,
-    /// `--http`: the stdio server to run, after `--`.
-    #[arg(last = true, value_name = "COMMAND")]
-    command: Vec<String>,
+    #[command(flatten)]
+    target: TargetArgs,
 }
 
 /// Run `ferry bridge`.
 pub(crate) async fn run(args: BridgeArgs) -> ExitCode {
     let max_frame_bytes = ferry_max_frame();
+    if args.target.connect_timeout_given() {
+        note!("ferry bridge: --connect-timeout has no meaning here: the bridge's clients wait");
+        return ExitCode::from(2);
+    }
     if let Some(url) = &args.stdio {
         let drain = args.drain_timeout.unwrap_or(10.0);
         let Ok(drain) = Duration::try_from_secs_f64(drain) else {
             note!("ferry bridge: --drain-timeout {drain} is not a number of seconds");
             return ExitCode::from(2);
         };
-        return stdio::run(url, &args.headers, max_frame_bytes, drain).await;
+        let named = match url {
+            Some(_) if args.target.names_a_server() => {
+                note!("ferry bridge: --stdio URL names the server already");
+                return ExitCode::from(2);
+            }
+            Some(url) => args.target.with_url(url),
+            None => args.target.clone(),
+        };
+        let resolved = match named.resolve(false) {
+            Ok(resolved) => resolved,
+            Err(e) => {
+                note!("ferry bridge: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let Endpoint::Http { url, headers } = &resolved.endpoint else {
+            note!(
+                "ferry bridge: --stdio exposes an HTTP server: give its URL (--stdio URL, or \
+                 --url URL), or --server NAME of an HTTP server"
+            );
+            return ExitCode::from(2);
+        };
+        let gate = match crate::client::target::gate(&resolved, url, headers) {
+            Ok(gate) => gate,
+            Err(e) => {
+                note!("ferry bridge: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        return stdio::run(url, headers, gate, max_frame_bytes, drain).await;
     }
     let Some(spec) = args.http else {
         note!("ferry bridge: give --http ADDR -- command, or --stdio URL");
         return ExitCode::from(2);
     };
-    let Some((program, rest)) = args.command.split_first() else {
-        note!("ferry bridge: --http needs the server's command after `--`");
+    let resolved = match args.target.resolve(false) {
+        Ok(resolved) => resolved,
+        Err(e) => {
+            note!("ferry bridge: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let (Endpoint::Stdio { command: words, .. }, Some(command)) =
+        (&resolved.endpoint, resolved.child_command())
+    else {
+        note!(
+            "ferry bridge: --http serves a stdio server: give its command after `--`, or \
+             --server NAME of a stdio server"
+        );
         return ExitCode::from(2);
     };
     let addr = match address(&spec) {
@@ -101,10 +150,10 @@ pub(crate) async fn run(args: BridgeArgs) -> ExitCode {
         return ExitCode::from(2);
     }
     let child = upstream::ChildSpec {
-        // The server's own diagnostics pass straight through to the bridge's stderr.
-        command: ChildCommand::new(program)
-            .args(rest)
-            .stderr(StderrMode::Inherit),
+        // The server's own diagnostics pass through to the bridge's stderr, their last
+        // lines kept to say why it did not start, if it does not.
+        command: command.stderr(StderrMode::Relay),
+        shown: crate::target::shown(words),
         backoff: Backoff::default(),
         max_frame_bytes,
         lifecycle: upstream::Lifecycle::new(),

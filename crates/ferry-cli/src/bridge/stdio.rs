@@ -14,8 +14,10 @@
 //! a JSON-RPC error (`-32603`), so every request gets exactly one response. Then the
 //! session is DELETEd and the bridge exits 0.
 
+use crate::client::auth::Gate;
 use crate::stderr::note;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use ferry::engine::TransportEvent;
@@ -23,14 +25,16 @@ use ferry::http_client::HttpClientConfig;
 
 use super::pending::Pending;
 
-/// Bridge stdin/stdout to `url` until stdin closes.
+/// Bridge stdin/stdout to `url` until stdin closes, sending `headers` and authorizing
+/// through `auth` (the client commands' OAuth, unless off).
 pub(crate) async fn run(
     url: &str,
     headers: &[(String, String)],
+    auth: Arc<Gate>,
     max_frame_bytes: usize,
     drain_timeout: Duration,
 ) -> ExitCode {
-    let mut config = HttpClientConfig::default();
+    let mut config = HttpClientConfig::default().auth(auth);
     for (name, value) in headers {
         config = match config.header(name, value) {
             Ok(config) => config,

@@ -6,6 +6,11 @@
 //! a child that stayed up `stable_after` starts again from the first delay). Messages sent
 //! while it restarts wait in the queue and go to the new child, after the replayed
 //! `initialize`. A child that cannot be started fails the requests waiting for it.
+//!
+//! A child may take long to answer for the first time (`cargo run` building it): while
+//! something waits for its first answer, the log says so every so often, with the last line
+//! it wrote on stderr (relayed to ours, its last lines kept); a child that exits before it
+//! ever answered is logged with its exit status and its last stderr lines.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,6 +22,7 @@ use ferry::http::Connection;
 use tokio::sync::{mpsc, watch};
 
 use super::mux::{ClientId, Frame, Mux};
+use crate::target::starting::Starting;
 
 /// Frames queued between the child's pipes and the task.
 const QUEUE: usize = 1024;
@@ -37,6 +43,8 @@ pub(crate) struct Upstream {
 #[derive(Clone)]
 pub(crate) struct ChildSpec {
     pub(crate) command: ChildCommand,
+    /// The command as typed, for the log.
+    pub(crate) shown: String,
     pub(crate) backoff: Backoff,
     pub(crate) max_frame_bytes: usize,
     pub(crate) lifecycle: Arc<Lifecycle>,
@@ -151,8 +159,8 @@ impl Upstream {
 
 /// Why a child's run ended.
 enum End {
-    /// It exited (or closed its stdout).
-    Died,
+    /// It exited (or closed its stdout); whether it had answered anything.
+    Died { answered: bool },
     /// No connection is left (or the bridge is ending): shut it down.
     Done,
 }
@@ -185,15 +193,37 @@ async fn supervise(spec: ChildSpec, mut rx: mpsc::Receiver<Cmd>, end_when_empty:
             };
         tracing::info!(pid = child.id(), "ferry bridge: server process started");
         let started = Instant::now();
-        match run(&mut mux, &mut rx, transport, end_when_empty, &mut stop).await {
+        let starting = Starting {
+            child: &child,
+            shown: &spec.shown,
+            limit: Duration::MAX,
+        };
+        match run(
+            &mut mux,
+            &mut rx,
+            transport,
+            end_when_empty,
+            &mut stop,
+            &starting,
+        )
+        .await
+        {
             End::Done => {
                 mux.fail_all(STOPPING);
                 let _ = child.shutdown(ShutdownTimeouts::default()).await;
                 return;
             }
-            End::Died => {
-                let status = child.try_wait().ok().flatten();
-                tracing::warn!(?status, "ferry bridge: the server process exited");
+            End::Died { answered } => {
+                if answered {
+                    let status = child.try_wait().ok().flatten();
+                    tracing::warn!(?status, "ferry bridge: the server process exited");
+                } else {
+                    let report = match starting.exit_report().await {
+                        Some(report) => report,
+                        None => starting.exited(None),
+                    };
+                    tracing::warn!("ferry bridge: {report}");
+                }
                 drop(child);
                 mux.child_died();
                 if started.elapsed() >= spec.backoff.stable_after {
@@ -229,23 +259,48 @@ fn handle(mux: &mut Mux, cmd: Cmd) -> Vec<Frame> {
     }
 }
 
-/// Serve one child process until it dies or is no longer needed.
+/// Serve one child process until it dies or is no longer needed. While something was sent
+/// to it and it has not answered yet, the log says so now and then.
 async fn run(
     mux: &mut Mux,
     rx: &mut mpsc::Receiver<Cmd>,
     mut transport: Transport,
     end_when_empty: bool,
     stop: &mut watch::Receiver<bool>,
+    starting: &Starting<'_>,
 ) -> End {
+    // Since when something has waited for the child's first answer, and when the next
+    // note about it is due.
+    let mut waiting: Option<(tokio::time::Instant, tokio::time::Instant)> = None;
+    let mut answered = false;
     let to_child = transport.outgoing.clone();
     for frame in mux.started() {
+        waiting.get_or_insert_with(first_wait);
         if to_child.send(frame).await.is_err() {
-            return End::Died;
+            return End::Died { answered };
         }
     }
     loop {
+        let note_due = async {
+            match waiting {
+                Some((_, at)) if !answered => tokio::time::sleep_until(at).await,
+                _ => std::future::pending().await,
+            }
+        };
         let frames = tokio::select! {
             () = stopped(stop) => return End::Done,
+            () = note_due => {
+                if let Some((since, next)) = &mut waiting {
+                    let waited = next.duration_since(*since);
+                    tracing::warn!("ferry bridge: {}", starting.still_waiting(waited));
+                    *next += if waited < Duration::from_secs(60) {
+                        FIRST_NOTE
+                    } else {
+                        LATER_NOTES
+                    };
+                }
+                Vec::new()
+            }
             cmd = rx.recv() => {
                 let Some(cmd) = cmd else { return End::Done };
                 let detach = matches!(cmd, Cmd::Detach(_));
@@ -260,15 +315,22 @@ async fn run(
                 frames
             }
             event = transport.incoming.recv() => match event {
-                Some(TransportEvent::Frame(frame)) => mux.child_frame(&frame),
+                Some(TransportEvent::Frame(frame)) => {
+                    answered = true;
+                    mux.child_frame(&frame)
+                }
                 Some(TransportEvent::Oversized { bytes, .. }) => {
+                    answered = true;
                     tracing::warn!(bytes, "ferry bridge: an oversized message from the server dropped");
                     Vec::new()
                 }
                 Some(_) => Vec::new(),
-                None => return End::Died,
+                None => return End::Died { answered },
             },
         };
+        if !frames.is_empty() {
+            waiting.get_or_insert_with(first_wait);
+        }
         for frame in frames {
             if to_child.send(frame).await.is_err() {
                 // The child is going; its requests are failed when its stdout ends.
@@ -277,3 +339,15 @@ async fn run(
         }
     }
 }
+
+/// The first note about a child that has not answered, after the first message to it.
+const FIRST_NOTE: Duration = Duration::from_secs(10);
+
+/// A wait for the first answer beginning now, and its first note.
+fn first_wait() -> (tokio::time::Instant, tokio::time::Instant) {
+    let now = tokio::time::Instant::now();
+    (now, now + FIRST_NOTE)
+}
+
+/// After a minute, a note this often.
+const LATER_NOTES: Duration = Duration::from_secs(30);

@@ -23,7 +23,7 @@
 //! | 1.2.3 | session id of visible ASCII | `http.session-id-visible-ascii` |
 //! | 1.2.3 | session id globally unique and cryptographically secure (SHOULD) | not checkable: randomness cannot be judged from a few samples |
 //! | 1.2.3 | 400 without the session id; 404 once it ended; DELETE ends it | `http.missing-session-400`, `http.unknown-session-404`, `http.delete-ends-session` |
-//! | 1.3 | authorization: 401 when required, OAuth 2.1, metadata discovery, bearer tokens | not checked: the checker holds no credentials (a server that requires them fails `lifecycle.initialize-answered` with the 401 as evidence); the official conformance suite's auth scenarios cover it |
+//! | 1.3 | authorization: 401 when required, OAuth 2.1, metadata discovery, bearer tokens | not checked: the checker authorizes as the client commands do (`--header`, OAuth) to reach a server that requires it, but does not judge the server's side of it (without credentials, `lifecycle.initialize-answered` fails with the 401 as evidence); the official conformance suite's auth scenarios cover it |
 //! | 1.4.1 | initialize answered with protocol version, capabilities, server info | `lifecycle.initialize-answered`, `lifecycle.initialize-result-shape` |
 //! | 1.4.1 | requests before initialize (SHOULD NOT) | `lifecycle.request-before-initialize`; a second initialize: `lifecycle.second-initialize` |
 //! | 1.4.1 | the server sends no request but ping and logging before `initialized` (SHOULD NOT) | not checkable: the checker sends `initialized` at once, and a server request is answered whenever it comes |

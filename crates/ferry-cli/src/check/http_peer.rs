@@ -3,18 +3,25 @@
 //! client must send), and whatever comes back, a JSON body or an SSE stream, is fed to the
 //! connection's incoming queue as it arrives. Each exchange's status and headers are kept
 //! for the HTTP checks.
+//!
+//! Every request carries the headers the server was named with (`--header`, a host entry's
+//! `headers`) and what the authorization hook gives (the client commands' OAuth, answering
+//! a refusal that comes with a `WWW-Authenticate` challenge, then sending again).
 
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
+use ferry::http_client::{AuthChallenge, HttpAuth};
 use futures_util::{Stream, StreamExt as _};
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, WWW_AUTHENTICATE};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use sse_stream::{Sse, SseStream};
 use tokio::sync::mpsc;
 
 use super::target::Received;
+use crate::client::auth::Gate;
 
 /// The session header.
 pub(crate) const SESSION: &str = "mcp-session-id";
@@ -22,6 +29,10 @@ pub(crate) const SESSION: &str = "mcp-session-id";
 pub(crate) const VERSION: &str = "mcp-protocol-version";
 /// What a client accepts on a POST.
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+
+/// How many times one request is sent again after an authorization challenge (a token,
+/// then a step-up, then one more), as the HTTP client transport does.
+const MAX_CHALLENGES: usize = 3;
 
 /// One POST: what was sent, what came back (headers; the body went to the queue).
 #[derive(Clone, Debug)]
@@ -44,6 +55,8 @@ pub(crate) struct HttpPeer {
     /// Whether requests carry the stateless era's `Mcp-Method` header.
     pub(crate) stateless: bool,
     tx: mpsc::Sender<Received>,
+    /// Adds the authorization headers, and answers the server's challenges.
+    auth: Arc<Gate>,
     /// How long a JSON body may take.
     timeout: Duration,
     /// Every POST's outcome, in order.
@@ -53,11 +66,23 @@ pub(crate) struct HttpPeer {
 impl HttpPeer {
     pub(crate) fn new(
         url: &str,
+        headers: &[(String, String)],
+        auth: Arc<Gate>,
         tx: mpsc::Sender<Received>,
         timeout: Duration,
     ) -> Result<HttpPeer, String> {
+        let mut defaults = HeaderMap::new();
+        for (name, value) in headers {
+            let name = HeaderName::try_from(name.as_str())
+                .map_err(|e| format!("header name {name:?}: {e}"))?;
+            let value =
+                HeaderValue::try_from(value.as_str()).map_err(|e| format!("header {name}: {e}"))?;
+            defaults.append(name, value);
+        }
+        // The checker's own headers (of each request) replace these ones of the same name.
         let client = reqwest::Client::builder()
             .connect_timeout(timeout)
+            .default_headers(defaults)
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
         Ok(HttpPeer {
@@ -67,25 +92,64 @@ impl HttpPeer {
             version: None,
             stateless: false,
             tx,
+            auth,
             timeout,
             exchanges: Vec::new(),
         })
     }
 
     /// Send `request` and wait for its response's headers, at most `--timeout`: a server
-    /// that never answers (not even with headers) must not hold the checker.
+    /// that never answers (not even with headers) must not hold the checker. The
+    /// authorization hook's headers go with it; a refusal with a challenge is handed to the
+    /// hook, and the request sent again if the hook overcame it.
     async fn headers_of(
         &self,
         request: reqwest::RequestBuilder,
         method: &str,
     ) -> Result<reqwest::Response, String> {
-        match tokio::time::timeout(self.timeout, request.send()).await {
-            Ok(sent) => sent.map_err(|e| format!("{method} {}: {e}", self.url)),
-            Err(_) => Err(format!(
-                "{method} {}: no response within {} s",
-                self.url,
-                self.timeout.as_secs_f64()
-            )),
+        let mut challenges = 0;
+        loop {
+            let sent = self
+                .auth
+                .headers()
+                .await
+                .map_err(|e| format!("{method} {}: authorization: {e}", self.url))?;
+            let attempt = request
+                .try_clone()
+                .ok_or_else(|| format!("{method} {}: the request cannot be sent", self.url))?
+                .headers(sent.clone());
+            let response = match tokio::time::timeout(self.timeout, attempt.send()).await {
+                Ok(sent) => sent.map_err(|e| format!("{method} {}: {e}", self.url))?,
+                Err(_) => {
+                    return Err(format!(
+                        "{method} {}: no response within {} s",
+                        self.url,
+                        self.timeout.as_secs_f64()
+                    ));
+                }
+            };
+            let status = response.status().as_u16();
+            // Only a refusal with a challenge is authorization's: a 403 without one is the
+            // server's answer to what the checker sent (a foreign Origin, say).
+            let challenged = response.headers().contains_key(WWW_AUTHENTICATE);
+            if !(matches!(status, 401 | 403) && challenged) || challenges == MAX_CHALLENGES {
+                return Ok(response);
+            }
+            let challenge = AuthChallenge {
+                status,
+                www_authenticate: response
+                    .headers()
+                    .get_all(WWW_AUTHENTICATE)
+                    .iter()
+                    .filter_map(|v| v.to_str().ok().map(str::to_owned))
+                    .collect(),
+                url: response.url().clone(),
+                sent,
+            };
+            if !self.auth.challenged(&challenge).await {
+                return Ok(response);
+            }
+            challenges += 1;
         }
     }
 

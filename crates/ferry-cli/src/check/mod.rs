@@ -1,8 +1,14 @@
-//! `ferry check TARGET`: a conformance checker for any MCP server, requirement by
-//! requirement, under every revision the server offers.
+//! `ferry check`: a conformance checker for any MCP server, requirement by requirement,
+//! under every revision the server offers.
 //!
-//! The target is a stdio command (`ferry check -- node server.js`) or a Streamable HTTP
-//! endpoint (`ferry check http://127.0.0.1:8000/mcp`, or https). For each revision
+//! The server is named as every command names it (see `crate::target`): a stdio command
+//! (`ferry check -- node server.js`), a Streamable HTTP endpoint (`ferry check --url
+//! http://127.0.0.1:8000/mcp`, or https; with `--header`s and the client commands' OAuth),
+//! a server of a host's file (`--server NAME`, `-- @NAME`), or nothing: the reference
+//! server in this process, checked over an in-memory transport (the stdio transport's
+//! requirements are then skipped: there is none; `ferry check -- ferry serve` checks it
+//! over stdio). The URL as a positional argument, the form of earlier versions, still
+//! works (hidden from the help). For each revision
 //! (or the one given with `--revision`) the checker opens a fresh connection, negotiates
 //! the revision (`initialize`, or `server/discover` in the stateless era; a server that
 //! offers another revision instead does not offer this one), then checks, with raw
@@ -20,7 +26,9 @@
 //! The report groups the requirements by spec section, each MUST or SHOULD, pass, fail
 //! (with the evidence: what was sent, what came back) or skip (with the reason); `--json`
 //! prints it as JSON. Exit codes: 0 no MUST failed; 1 a MUST failed; 2 usage error, or
-//! the server could not be started or offered no revision.
+//! the server could not be started (a child that exited before answering is reported with
+//! its status and last stderr lines) or offered no revision; 3 the server refused for
+//! want of authorization, and the authorization options could not overcome it.
 //!
 //! `coverage.rs` maps every server requirement of the test-oriented spec (seed 004) to the
 //! check that tests it, or says why none can, and lists the checks beyond it.
@@ -57,6 +65,7 @@ use clap::{Args, ValueEnum};
 use ferry::protocol::{Era, ProtocolVersion};
 
 use crate::stderr::note;
+use crate::target::{Endpoint, TargetArgs};
 use lifecycle::Handshake;
 use model::Findings;
 use probe::{Probe, ToolPolicy};
@@ -67,13 +76,9 @@ use target::{Target, Timing};
 /// `ferry check`.
 #[derive(Args)]
 pub(crate) struct CheckArgs {
-    /// The server's Streamable HTTP endpoint (http:// or https://); or give a stdio command after `--`.
-    #[arg(
-        value_name = "URL",
-        required_unless_present = "server",
-        conflicts_with = "server"
-    )]
-    url: Option<String>,
+    /// The form of earlier versions: the server's URL, now `--url URL`.
+    #[arg(value_name = "URL", hide = true, conflicts_with_all = ["url", "server_name", "command"])]
+    positional_url: Option<String>,
     /// Check only this revision (default: every revision the server offers).
     #[arg(long, value_name = "REVISION")]
     revision: Option<ProtocolVersion>,
@@ -94,9 +99,8 @@ pub(crate) struct CheckArgs {
     /// Show the server's stderr.
     #[arg(short, long)]
     verbose: bool,
-    /// The server: `-- command args...` runs it as a child on stdio.
-    #[arg(last = true, value_name = "COMMAND")]
-    server: Vec<String>,
+    #[command(flatten)]
+    target: TargetArgs,
 }
 
 /// `--call-tools`.
@@ -116,27 +120,50 @@ pub(crate) async fn run(args: CheckArgs) -> ExitCode {
         note!("ferry check: --timeout must be a positive number of seconds");
         return ExitCode::from(2);
     };
-    let target = match (&args.url, args.server.split_first()) {
-        (Some(url), None) if url.starts_with("http://") || url.starts_with("https://") => {
-            Target::Http { url: url.clone() }
-        }
-        (Some(url), None) => {
-            note!("ferry check: {url:?} is not an http:// or https:// URL");
+    let named = match &args.positional_url {
+        Some(url) => args
+            .target
+            .retarget(Some(url.clone()), Vec::new(), Vec::new()),
+        None => args.target.clone(),
+    };
+    let resolved = match named.resolve(args.verbose) {
+        Ok(resolved) => resolved,
+        Err(e) => {
+            note!("ferry check: {e}");
             return ExitCode::from(2);
         }
-        (None, Some((program, rest))) => Target::Stdio {
-            program: program.clone(),
-            args: rest.to_vec(),
-            show_stderr: args.verbose,
+    };
+    let target = match &resolved.endpoint {
+        Endpoint::Http { url, headers } => {
+            match crate::client::target::gate(&resolved, url, headers) {
+                Ok(gate) => Target::Http {
+                    url: url.clone(),
+                    headers: headers.clone(),
+                    gate,
+                },
+                Err(e) => {
+                    note!("ferry check: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+        Endpoint::Stdio { command: words, .. } => match resolved.child_command() {
+            Some(command) => Target::Stdio {
+                words: words.clone(),
+                command,
+                show_stderr: args.verbose,
+            },
+            None => {
+                note!("ferry check: the command after `--` is empty");
+                return ExitCode::from(2);
+            }
         },
-        _ => {
-            note!("ferry check: name the server: a URL, or a command after `--`");
-            return ExitCode::from(2);
-        }
+        Endpoint::InProcess => Target::InProcess,
     };
     let timing = Timing {
         request,
         grace: Duration::from_millis(args.grace),
+        connect: resolved.connect_timeout(request),
     };
     let tools = match args.call_tools {
         CallTools::ReadOnly => ToolPolicy::ReadOnly,
@@ -165,6 +192,10 @@ pub(crate) async fn run(args: CheckArgs) -> ExitCode {
     };
     drop(stdout);
     if report.revisions.iter().all(|r| r.not_offered.is_some()) {
+        if let Some(why) = target.refusal() {
+            note!("ferry check: authorization failed: {why}");
+            return ExitCode::from(crate::client::auth::EXIT_UNAUTHORIZED);
+        }
         note!("ferry check: the server offered none of the revisions tried");
         return ExitCode::from(2);
     }
@@ -188,6 +219,8 @@ async fn check(
     let mut seen = versions::Seen::default();
     let mut session_accepted = false;
     let mut cancel_in_flight = true;
+    // Whether the server has answered (written anything) on any connection yet.
+    let mut heard = false;
     for &revision in revisions {
         seen.tried.push(revision);
         let mut conn = target.open(timing)?;
@@ -223,6 +256,13 @@ async fn check(
                 }
             }
         };
+        // A child that exited before it ever answered (or never answered in time) cannot
+        // be checked: said at once, with its own words.
+        if let Some(why) = conn.unstarted.take().filter(|_| !heard) {
+            conn.close().await;
+            return Err(why);
+        }
+        heard |= conn.heard;
         let capabilities = match capabilities {
             Ok(capabilities) => capabilities,
             Err(why) => {
@@ -308,6 +348,8 @@ async fn run_checks(probe: &mut Probe<'_>) {
     capabilities::list_changed(probe);
     if probe.conn.http.is_some() {
         http::check(probe).await;
+    } else if probe.conn.in_process() {
+        stdio::not_checked(probe);
     } else {
         stdio::check(probe);
     }

@@ -20,6 +20,13 @@ requirement!(
     "basic/transports#stdio"
 );
 
+/// The reference server in this process has no stdio: its requirements are skipped.
+pub(crate) fn not_checked(probe: &mut Probe<'_>) {
+    let why = "the reference server in this process has no stdio (`ferry check -- ferry serve` checks it)";
+    probe.record(&ONLY_MESSAGES, Outcome::Skip(why.into()));
+    probe.record(&STAYS_UP, Outcome::Skip(why.into()));
+}
+
 /// Judge what the connection saw (stdio targets only).
 pub(crate) fn check(probe: &mut Probe<'_>) {
     let garbage = std::mem::take(&mut probe.conn.garbage);

@@ -1,19 +1,27 @@
 //! The peer under test, raw: frames out, messages in. The checker sends malformed input on
 //! purpose, so it does not use the typed client; it sees every byte the server writes.
 //!
-//! [`Target`] names the server (a stdio command, or a URL) and opens a fresh [`Conn`] for
-//! each revision, so a revision's handshake never meets another's state.
+//! [`Target`] names the server (a stdio command, a URL, or the reference server in this
+//! process) and opens a fresh [`Conn`] for each revision, so a revision's handshake never
+//! meets another's state. A child is waited for while it starts (see [`Conn::request`]).
 
 use std::collections::{HashSet, VecDeque};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use ferry::engine::{ChildCommand, ChildProcess, ShutdownTimeouts, StderrMode, TransportEvent};
+use ferry::engine::{
+    ChildCommand, ChildProcess, EngineHandle, ShutdownTimeouts, StderrMode, Transport,
+    TransportEvent,
+};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::http_peer::HttpPeer;
+use crate::client::auth::Gate;
+use crate::stderr::note;
+use crate::target::starting::Starting;
 
 /// Frames queued each way.
 const QUEUE: usize = 256;
@@ -28,86 +36,117 @@ pub(crate) struct Timing {
     pub(crate) request: Duration,
     /// For something that should (or should not) arrive after a barrier was answered.
     pub(crate) grace: Duration,
+    /// For a child's first answer, while it runs (see [`Conn::request`]).
+    pub(crate) connect: Duration,
 }
 
 /// The server to check.
-#[derive(Clone, Debug)]
 pub(crate) enum Target {
     /// A command run as a child process, speaking newline-delimited JSON on stdio.
     Stdio {
-        program: String,
-        args: Vec<String>,
-        /// Whether the child's stderr is shown (otherwise discarded).
+        /// The program, then its arguments.
+        words: Vec<String>,
+        /// What to run (its environment and directory too), stderr aside.
+        command: ChildCommand,
+        /// Whether the child's stderr is shown (otherwise only its last lines are kept,
+        /// for what is said while it starts).
         show_stderr: bool,
     },
-    /// A Streamable HTTP endpoint.
-    Http { url: String },
+    /// A Streamable HTTP endpoint, the headers sent with every request, and the
+    /// authorization hook (shared by every connection: one authorization for the run).
+    Http {
+        url: String,
+        headers: Vec<(String, String)>,
+        gate: Arc<Gate>,
+    },
+    /// The reference server, in this process, over an in-memory transport.
+    InProcess,
 }
 
 impl Target {
     /// What the report calls the target.
     pub(crate) fn describe(&self) -> String {
         match self {
-            Target::Stdio { program, args, .. } => {
-                let mut words = vec![program.clone()];
-                words.extend(args.iter().cloned());
-                format!("stdio: {}", words.join(" "))
-            }
-            Target::Http { url } => format!("http: {url}"),
+            Target::Stdio { words, .. } => format!("stdio: {}", words.join(" ")),
+            Target::Http { url, .. } => format!("http: {url}"),
+            Target::InProcess => "in-process: the reference server (ferry serve)".into(),
+        }
+    }
+
+    /// Why the HTTP server refused the run's requests for want of authorization, if it did
+    /// and the authorization options could not overcome it.
+    pub(crate) fn refusal(&self) -> Option<String> {
+        match self {
+            Target::Http { gate, .. } => gate.refusal(),
+            _ => None,
         }
     }
 
     /// Start a fresh connection.
     pub(crate) fn open(&self, timing: Timing) -> Result<Conn, String> {
         match self {
-            Target::Http { url } => {
+            Target::Http { url, headers, gate } => {
                 let (tx, rx) = mpsc::channel(QUEUE);
-                let http = HttpPeer::new(url, tx, timing.request)?;
+                let http = HttpPeer::new(url, headers, gate.clone(), tx, timing.request)?;
                 Ok(Conn::new(None, None, Some(http), rx, None, timing))
             }
             Target::Stdio {
-                program,
-                args,
+                words,
+                command,
                 show_stderr,
             } => {
+                // Read either way: its last lines say why it did not start, if it does not.
                 let stderr = if *show_stderr {
-                    StderrMode::Inherit
+                    StderrMode::Relay
                 } else {
-                    StderrMode::Discard
+                    StderrMode::Log(tracing::Level::DEBUG)
                 };
-                let command = ChildCommand::new(program).args(args).stderr(stderr);
+                let command = command.clone().stderr(stderr);
                 let (transport, child) = ChildProcess::spawn(&command, MAX_FRAME, QUEUE)
-                    .map_err(|e| format!("cannot start {program}: {e}"))?;
-                let (tx, rx) = mpsc::channel(QUEUE);
-                let mut from_child = transport.incoming;
-                tokio::spawn(async move {
-                    while let Some(event) = from_child.recv().await {
-                        let item = match event.into_frame() {
-                            Ok(frame) => Received::parse(&frame),
-                            Err(TransportEvent::Oversized { bytes, .. }) => {
-                                Received::Garbage(format!(
-                                    "a line of at least {bytes} bytes (over the checker's limit)"
-                                ))
-                            }
-                            // A child process's transport delivers nothing else.
-                            _ => continue,
-                        };
-                        if tx.send(item).await.is_err() {
-                            break;
-                        }
-                    }
-                });
-                Ok(Conn::new(
-                    Some(transport.outgoing),
-                    transport.writer,
-                    None,
-                    rx,
-                    Some(child),
-                    timing,
-                ))
+                    .map_err(|e| format!("cannot start {}: {e}", words[0]))?;
+                let (outgoing, writer, rx) = received(transport);
+                let mut conn = Conn::new(Some(outgoing), writer, None, rx, Some(child), timing);
+                conn.shown = crate::target::shown(words);
+                Ok(conn)
+            }
+            Target::InProcess => {
+                let (ours, theirs) = Transport::pair(QUEUE);
+                let server = crate::reference::server().serve(theirs);
+                let (outgoing, writer, rx) = received(ours);
+                let mut conn = Conn::new(Some(outgoing), writer, None, rx, None, timing);
+                conn.server = Some(server);
+                Ok(conn)
             }
         }
     }
+}
+
+/// The sending side of `transport`, and what it receives as [`Received`] items.
+fn received(
+    transport: Transport,
+) -> (
+    mpsc::Sender<Vec<u8>>,
+    Option<ferry::engine::Writer>,
+    mpsc::Receiver<Received>,
+) {
+    let (tx, rx) = mpsc::channel(QUEUE);
+    let mut incoming = transport.incoming;
+    tokio::spawn(async move {
+        while let Some(event) = incoming.recv().await {
+            let item = match event.into_frame() {
+                Ok(frame) => Received::parse(&frame),
+                Err(TransportEvent::Oversized { bytes, .. }) => Received::Garbage(format!(
+                    "a line of at least {bytes} bytes (over the checker's limit)"
+                )),
+                // A child process's transport and a pair deliver nothing else.
+                _ => continue,
+            };
+            if tx.send(item).await.is_err() {
+                break;
+            }
+        }
+    });
+    (transport.outgoing, transport.writer, rx)
 }
 
 /// One thing the server wrote.
@@ -141,6 +180,16 @@ pub(crate) struct Conn {
     pub(crate) transport_errors: Vec<String>,
     incoming: mpsc::Receiver<Received>,
     child: Option<ChildProcess>,
+    /// The child's command as typed, for what is said while it starts.
+    shown: String,
+    /// The reference server in this process, for [`Target::InProcess`].
+    server: Option<EngineHandle>,
+    /// When the connection was opened (a child started).
+    opened: Instant,
+    /// Whether the server has written anything yet on this connection.
+    pub(crate) heard: bool,
+    /// Why a child never answered: it exited first, or not within the connect timeout.
+    pub(crate) unstarted: Option<String>,
     backlog: VecDeque<Value>,
     /// Every notification received so far.
     pub(crate) notifications: Vec<Value>,
@@ -206,6 +255,11 @@ impl Conn {
             transport_errors: Vec::new(),
             incoming,
             child,
+            shown: String::new(),
+            server: None,
+            opened: Instant::now(),
+            heard: false,
+            unstarted: None,
             backlog: VecDeque::new(),
             notifications: Vec::new(),
             server_requests: Vec::new(),
@@ -251,7 +305,11 @@ impl Conn {
         self.send_raw(message.to_string().as_bytes()).await;
     }
 
-    /// Send a request and wait for its response.
+    /// Send a request and wait for its response. A child that has written nothing on this
+    /// connection within the request timeout may still be starting (`cargo run` building
+    /// it): it is pinged (a server that is up but ignores the request answers that) and
+    /// waited for while it runs, up to the connect timeout, with a note on stderr now and
+    /// then. Its exit, or the connect timeout, sets [`Conn::unstarted`].
     pub(crate) async fn request(&mut self, method: &str, params: Option<Value>) -> Reply {
         let id = self.fresh_id();
         let mut message = json!({"jsonrpc": "2.0", "id": id, "method": method});
@@ -259,7 +317,80 @@ impl Conn {
             message["params"] = params;
         }
         self.send(&message).await;
-        self.response(&id, self.timing.request).await
+        let reply = self.response(&id, self.timing.request).await;
+        if !matches!(reply, Reply::Nothing) || self.heard || self.child.is_none() {
+            return reply;
+        }
+        self.abandoned.remove(&id.to_string());
+        self.wait_for_start(&id).await
+    }
+
+    /// The rest of [`Conn::request`]'s wait for a child not heard from yet.
+    async fn wait_for_start(&mut self, id: &Value) -> Reply {
+        const ALIVE: &str = "ferry-check-alive";
+        /// How often the child is looked at.
+        const TICK: Duration = Duration::from_millis(500);
+        if !self.closed {
+            let ping = json!({"jsonrpc": "2.0", "id": ALIVE, "method": "ping"});
+            self.send(&ping).await;
+            // Its answer tells the server is up; it is not a response the checks expect.
+            self.abandoned.insert(json!(ALIVE).to_string());
+        }
+        let deadline = self.opened + self.timing.connect;
+        let mut next_note = self.opened + Duration::from_secs(10);
+        loop {
+            if self.heard {
+                // Up: the handshake's answer gets one more request timeout.
+                return self.response(id, self.timing.request).await;
+            }
+            let exited = self
+                .child
+                .as_ref()
+                .is_some_and(|child| child.try_wait().is_ok_and(|s| s.is_some()));
+            let now = Instant::now();
+            if self.closed || exited || now >= deadline {
+                // What it wrote before its output ended is read first.
+                let reply = self.response(id, Duration::from_millis(200)).await;
+                if !matches!(reply, Reply::Nothing) || self.heard {
+                    return reply;
+                }
+                let Some(starting) = self.starting() else {
+                    return Reply::Nothing;
+                };
+                let why = if now >= deadline && !self.closed && !exited {
+                    Some(starting.timed_out())
+                } else {
+                    starting.exit_report().await
+                };
+                self.unstarted = why;
+                return Reply::Nothing;
+            }
+            if now >= next_note {
+                if let Some(starting) = self.starting() {
+                    note!("ferry check: {}", starting.still_waiting(now - self.opened));
+                }
+                next_note += if now - self.opened < Duration::from_secs(60) {
+                    Duration::from_secs(10)
+                } else {
+                    Duration::from_secs(30)
+                };
+            }
+            let within = TICK.min(deadline.saturating_duration_since(now));
+            let reply = self.response(id, within).await;
+            if !matches!(reply, Reply::Nothing) {
+                return reply;
+            }
+            self.abandoned.remove(&id.to_string());
+        }
+    }
+
+    /// The child, as waited for while it starts.
+    fn starting(&self) -> Option<Starting<'_>> {
+        Some(Starting {
+            child: self.child.as_ref()?,
+            shown: &self.shown,
+            limit: self.timing.connect,
+        })
     }
 
     /// Send a notification.
@@ -276,7 +407,10 @@ impl Conn {
     async fn recv_one(&mut self, deadline: Instant) -> Option<Value> {
         loop {
             let item = match tokio::time::timeout_at(deadline, self.incoming.recv()).await {
-                Ok(Some(item)) => item,
+                Ok(Some(item)) => {
+                    self.heard = true;
+                    item
+                }
                 Ok(None) => {
                     self.closed = true;
                     return None;
@@ -418,6 +552,11 @@ impl Conn {
             Some(e) => format!(" (HTTP {}, {:?})", e.status, e.content_type),
             None => String::new(),
         }
+    }
+
+    /// Whether the server is this process's reference server (no process, no stdio).
+    pub(crate) fn in_process(&self) -> bool {
+        self.server.is_some()
     }
 
     /// Whether the server process is still running (always true for a URL).

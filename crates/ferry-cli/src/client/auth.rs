@@ -1,7 +1,7 @@
-//! Authorization of the client commands' HTTP requests (`--url`): the server's last
-//! refusal (401/403) and the last failure to produce credentials are remembered, so that
-//! a command failing for want of authorization says so — with the server's challenge —
-//! and exits with [`EXIT_UNAUTHORIZED`].
+//! Authorization of the client commands' HTTP requests (`--url`), and `ferry check`'s: the
+//! server's last refusal (401/403) and the last failure to produce credentials are
+//! remembered, so that a command failing for want of authorization says so — with the
+//! server's challenge — and exits with [`EXIT_UNAUTHORIZED`].
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -60,10 +60,23 @@ impl Gate {
             let broken = self.broken.lock().unwrap_or_else(|e| e.into_inner());
             return broken.clone();
         }
+        self.refused_text()
+            .or_else(|| Some(format!("the server answered HTTP {}", status.unwrap_or(0))))
+    }
+
+    /// The server's refusal that authorization could not overcome, if there was one:
+    /// what to say about it (for `ferry check`, whose requests are not a client's calls).
+    pub(crate) fn refusal(&self) -> Option<String> {
+        if !self.gave_up.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.refused_text()
+    }
+
+    /// The last refusal, its challenge and what could help.
+    fn refused_text(&self) -> Option<String> {
         let refused = self.refused.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(challenge) = refused.as_ref() else {
-            return Some(format!("the server answered HTTP {}", status.unwrap_or(0)));
-        };
+        let challenge = refused.as_ref()?;
         let status = match challenge.status {
             401 => "401 Unauthorized",
             403 => "403 Forbidden",

@@ -1,9 +1,10 @@
 //! The client commands: `ferry tools|resources|templates|prompts`, `ferry call`, `ferry
 //! read`, `ferry prompt`, `ferry complete`, `ferry ping`, `ferry discover`.
 //!
-//! Every command names its server the same way: `--url URL` talks to a Streamable HTTP
-//! server (or a 2024-11-05 HTTP+SSE one), `-- command args...` runs a stdio server as a
-//! child process; with neither the command talks to the reference server in-process.
+//! Every command names its server the same way (see `crate::target`): `--url URL` talks to
+//! a Streamable HTTP server (or a 2024-11-05 HTTP+SSE one), `-- command args...` runs a
+//! stdio server as a child process, `--server NAME` is either, as a host's file says; with
+//! none the command talks to the reference server in-process.
 //! A server at `--url` that answers 401 is authorized with OAuth (see `oauth`): a person
 //! approves the printed URL in a browser (or `--client-credentials` for a machine), and
 //! the tokens are kept for the next command.
@@ -11,14 +12,15 @@
 //! server asks, the wire trace (`-v`) and the progress bar go to stderr.
 //!
 //! Exit codes: 0 success; 1 a JSON-RPC error, a tool result with `isError`, or the server
-//! could not be reached; 2 a usage error; 3 the server refused for want of authorization
+//! could not be reached (a child that exited before answering is reported with its status
+//! and its last stderr lines); 2 a usage error; 3 the server refused for want of authorization
 //! (HTTP 401/403), or the authorization failed; 130 interrupted (Ctrl-C cancels the call in
 //! flight, then the connection is closed and a child server shut down).
 
 pub(crate) mod answers;
 pub(crate) mod args;
-mod auth;
-mod oauth;
+pub(crate) mod auth;
+pub(crate) mod oauth;
 pub(crate) mod output;
 mod render;
 pub(crate) mod target;
@@ -66,8 +68,6 @@ pub(crate) enum ClientCommand {
 
 /// The options every client command takes.
 #[derive(Args, Clone)]
-// The options that name an HTTP server: `--header` and the authorization options need one.
-#[command(group(ArgGroup::new("remote").args(["url", "server_name"]).multiple(true)))]
 pub(crate) struct Common {
     /// Print the raw JSON result on stdout instead of human output.
     #[arg(long)]
@@ -103,46 +103,14 @@ pub(crate) struct Common {
     /// Save images, audio and binary resources in this directory (default: the current one).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// The server at this Streamable HTTP URL, e.g. http://127.0.0.1:8080/mcp (a 2024-11-05
-    /// HTTP+SSE server is detected too).
-    #[arg(long, value_name = "URL", conflicts_with = "server")]
-    url: Option<String>,
-    /// Send this header with every HTTP request, e.g. 'Authorization: Bearer x'
-    /// (repeatable; with --url, or --server naming an HTTP server).
-    #[arg(long = "header", value_name = "NAME: VALUE", requires = "remote", conflicts_with = "server", value_parser = args::header)]
-    headers: Vec<(String, String)>,
-    /// A server configured in an MCP host's file (Claude Code, Claude Desktop, Cursor, VS
-    /// Code), by its name there: `ferry servers` lists them. Also `-- @NAME`.
-    #[arg(long = "server", value_name = "NAME", conflicts_with_all = ["url", "server"])]
-    server_name: Option<String>,
-    /// Look for the server named by --server (or `-- @NAME`) in this file first (any
-    /// host's shape: `mcpServers` or `servers`).
-    #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
-    /// The environment a named server's entry adds for its process.
-    #[arg(skip)]
-    env: Vec<(String, String)>,
-    /// The working directory a named server's entry gives its process.
-    #[arg(skip)]
-    cwd: Option<PathBuf>,
-    /// The era a named server's entry gives (`"x-ferry": {"era": ...}`): no probe.
-    #[arg(skip)]
-    era: Option<ferry::protocol::Era>,
-    /// A named server was looked up already (see [`Common::resolved`]).
-    #[arg(skip)]
-    resolved: bool,
     /// Export OpenTelemetry traces and metrics of the requests to this OTLP/HTTP collector
     /// (JSON bodies), e.g. http://127.0.0.1:4318; each request carries its trace context
     /// to the server in `_meta`.
     #[arg(long, value_name = "URL")]
     otlp: Option<String>,
-    /// The server: `-- command args...` runs it as a child on stdio, `-- @NAME` is the
-    /// server named NAME in a host's file (default: the reference server, in-process).
-    #[arg(last = true, value_name = "COMMAND")]
-    server: Vec<String>,
-    // Last: its options are listed under a heading of their own.
+    /// The server (last: its options are listed under headings of their own).
     #[command(flatten)]
-    auth: oauth::AuthArgs,
+    pub(crate) target: crate::target::TargetArgs,
 }
 
 /// `ferry call`.
@@ -209,112 +177,12 @@ impl Common {
         &self,
         url: Option<String>,
         headers: Vec<(String, String)>,
-        server: Vec<String>,
+        command: Vec<String>,
     ) -> Common {
         Common {
-            url,
-            headers,
-            server,
-            server_name: None,
-            env: Vec::new(),
-            cwd: None,
-            era: None,
-            resolved: false,
+            target: self.target.retarget(url, headers, command),
             ..self.clone()
         }
-    }
-
-    /// These options with the server named by `--server NAME` or `-- @NAME` looked up in
-    /// the hosts' files (see `hosts`) and put in its place: a stdio command with its
-    /// environment, or a URL with its headers (`--header` adds to them, replacing a header
-    /// of the same name). `-v` says which file it came from.
-    pub(crate) fn resolved(&self) -> Result<Common, String> {
-        let mut common = self.clone();
-        common.resolved = true;
-        if self.resolved {
-            return Ok(common);
-        }
-        let name = match (&self.server_name, self.server.split_first()) {
-            (Some(name), _) => name.clone(),
-            (None, Some((first, rest))) if first.len() > 1 && first.starts_with('@') => {
-                if !rest.is_empty() {
-                    return Err(format!(
-                        "nothing may follow {first} after `--`: a named server's command \
-                         comes from its file"
-                    ));
-                }
-                first[1..].to_owned()
-            }
-            _ if self.config.is_some() => {
-                let why = "--config is where to look for a named server: add --server NAME";
-                return Err(format!("{why} (or `-- @NAME`)"));
-            }
-            _ => return Ok(common),
-        };
-        let found = crate::hosts::find(&name, self.config.as_deref())?;
-        if self.verbose {
-            output::note(&format!(
-                "ferry: server {name} ({}) from {} ({})",
-                found.kind.name(),
-                found.file.path.display(),
-                found.file.label()
-            ));
-        }
-        common.server_name = None;
-        common.era = found.era;
-        match found.spec {
-            crate::hosts::Spec::Stdio { command, env, cwd } => {
-                if !self.headers.is_empty() || self.auth.given() {
-                    return Err(format!(
-                        "{name} is a stdio server: --header and the authorization options \
-                         are for HTTP servers"
-                    ));
-                }
-                common.server = command;
-                common.env = env;
-                common.cwd = cwd;
-            }
-            crate::hosts::Spec::Http { url, headers } => {
-                let given = |name: &str| {
-                    self.headers
-                        .iter()
-                        .any(|(n, _)| n.eq_ignore_ascii_case(name))
-                };
-                common.server = Vec::new();
-                common.url = Some(url);
-                common.headers = headers
-                    .into_iter()
-                    .filter(|(name, _)| !given(name))
-                    .chain(self.headers.iter().cloned())
-                    .collect();
-            }
-        }
-        Ok(common)
-    }
-
-    /// The environment a named server's entry adds for its process.
-    pub(crate) fn env(&self) -> &[(String, String)] {
-        &self.env
-    }
-
-    /// The working directory a named server's entry gives its process.
-    pub(crate) fn cwd(&self) -> Option<&std::path::Path> {
-        self.cwd.as_deref()
-    }
-
-    /// The server's URL (`--url`), if it is an HTTP server.
-    pub(crate) fn url(&self) -> Option<&str> {
-        self.url.as_deref()
-    }
-
-    /// The stdio command after `--` (empty for the reference server or a URL).
-    pub(crate) fn server(&self) -> &[String] {
-        &self.server
-    }
-
-    /// `--no-browser`.
-    pub(crate) fn no_browser(&self) -> bool {
-        self.auth.no_browser()
     }
 
     /// `--root`, as given.
@@ -330,11 +198,6 @@ impl Common {
     /// `--probe-timeout`, if given.
     pub(crate) fn probe_timeout(&self) -> Option<Duration> {
         self.probe_timeout
-    }
-
-    /// The era a named server's entry gives, if it gives one.
-    pub(crate) fn era(&self) -> Option<ferry::protocol::Era> {
-        self.era
     }
 
     /// The options of the one-shot commands that `ferry inspect` has no use for, by
@@ -363,7 +226,8 @@ fn seconds_or_zero(text: &str) -> Result<Duration, String> {
         .ok_or_else(|| format!("expected a number of seconds (0 or more), got {text:?}"))
 }
 
-fn seconds(text: &str) -> Result<Duration, String> {
+/// A positive number of seconds.
+pub(crate) fn seconds(text: &str) -> Result<Duration, String> {
     text.parse::<f64>()
         .ok()
         .and_then(|s| Duration::try_from_secs_f64(s).ok())
@@ -472,9 +336,10 @@ pub(crate) async fn run(command: ClientCommand) -> ExitCode {
     };
     // A named server's entry, read once: the target and the client's options (its era).
     let started = common
-        .resolved()
-        .and_then(|resolved| Ok((target::start(&resolved)?, resolved)));
-    let ((target, transport), common) = match started {
+        .target
+        .resolve(common.verbose)
+        .and_then(|resolved| Ok((target::start(&common, &resolved)?, resolved)));
+    let ((target, transport), resolved) = match started {
         Ok(started) => started,
         Err(e) => {
             output::note(&format!("ferry: {e}"));
@@ -487,7 +352,7 @@ pub(crate) async fn run(command: ClientCommand) -> ExitCode {
         }
     };
     let outcome = tokio::select! {
-        outcome = perform(&common, operation, transport, &target) => outcome,
+        outcome = perform(&common, &resolved, operation, transport, &target) => outcome,
         () = interrupt => Outcome::Interrupted,
     };
     output::clear_progress();
@@ -512,13 +377,18 @@ pub(crate) async fn run(command: ClientCommand) -> ExitCode {
 
 async fn perform(
     common: &Common,
+    resolved: &crate::target::Resolved,
     operation: Operation,
     transport: Transport,
     target: &target::Target,
 ) -> Outcome {
-    let client = match target::connect(common, transport).await {
+    let client = match target.connect(common, resolved, transport).await {
         Ok(client) => client,
-        Err(e) => {
+        Err(target::Unconnected::Child(why)) => {
+            output::note(&format!("ferry: {why}"));
+            return Outcome::Failed;
+        }
+        Err(target::Unconnected::Client(e)) => {
             if let Some(why) = target.auth_failure(&e) {
                 output::note(&format!("ferry: authorization failed: {why}"));
                 return Outcome::Unauthorized;

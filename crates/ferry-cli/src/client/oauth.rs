@@ -22,18 +22,18 @@ const REFRESH_MARGIN: Duration = Duration::from_secs(5);
 
 /// The authorization options of the client commands (they apply with `--url`, or with
 /// `--server` naming an HTTP server).
-#[derive(Args, Clone)]
+#[derive(Args, Clone, Debug, Default)]
 #[command(next_help_heading = "Authorization (with --url or an HTTP --server)")]
 pub(crate) struct AuthArgs {
     /// Never authorize: send no token (a server that wants one refuses the command).
-    #[arg(long, requires = "remote", conflicts_with = "server")]
+    #[arg(long, requires = "remote", conflicts_with = "command")]
     no_auth: bool,
     /// Use this pre-registered OAuth client instead of registering one dynamically.
     #[arg(
         long,
         value_name = "ID",
         requires = "remote",
-        conflicts_with = "server",
+        conflicts_with = "command",
         conflicts_with = "no_auth"
     )]
     client_id: Option<String>,
@@ -42,7 +42,7 @@ pub(crate) struct AuthArgs {
     client_secret: Option<String>,
     /// Identify this client by the URL of its Client ID Metadata Document (used with
     /// authorization servers that support them).
-    #[arg(long, value_name = "URL", requires = "remote", conflicts_with = "server", conflicts_with_all = ["no_auth", "client_id"])]
+    #[arg(long, value_name = "URL", requires = "remote", conflicts_with = "command", conflicts_with_all = ["no_auth", "client_id"])]
     client_metadata_url: Option<String>,
     /// Ask for this scope instead of what the server suggests (repeatable, or several
     /// separated by spaces).
@@ -50,7 +50,7 @@ pub(crate) struct AuthArgs {
         long = "scope",
         value_name = "SCOPE",
         requires = "remote",
-        conflicts_with = "server",
+        conflicts_with = "command",
         conflicts_with = "no_auth"
     )]
     scopes: Vec<String>,
@@ -60,7 +60,7 @@ pub(crate) struct AuthArgs {
         long,
         value_name = "DIR",
         requires = "remote",
-        conflicts_with = "server"
+        conflicts_with = "command"
     )]
     token_store: Option<PathBuf>,
     /// Machine to machine: the client-credentials grant of the client given with
@@ -69,13 +69,14 @@ pub(crate) struct AuthArgs {
     client_credentials: bool,
     /// Receive the authorization redirect on this port of 127.0.0.1 (default: any free
     /// one), for an authorization server that only accepts a registered port.
-    #[arg(long, value_name = "PORT", requires = "remote", conflicts_with = "server", conflicts_with_all = ["no_auth", "client_credentials"])]
+    #[arg(long, value_name = "PORT", requires = "remote", conflicts_with = "command", conflicts_with_all = ["no_auth", "client_credentials"])]
     redirect_port: Option<u16>,
-    /// Do not try to open a browser: only print the authorization URL.
-    #[arg(long, requires = "remote", conflicts_with = "server")]
+    /// Do not try to open a browser (for the authorization, or `ferry inspect`'s page): only
+    /// print the URL.
+    #[arg(long)]
     no_browser: bool,
     /// How long to wait for the authorization in the browser, in seconds (default 300).
-    #[arg(long, value_name = "SECONDS", requires = "remote", conflicts_with = "server", value_parser = super::seconds)]
+    #[arg(long, value_name = "SECONDS", requires = "remote", conflicts_with = "command", value_parser = super::seconds)]
     auth_timeout: Option<Duration>,
 }
 
@@ -103,6 +104,43 @@ impl AuthArgs {
     /// `--no-browser`: never open a browser (`ferry inspect` honours it for its page too).
     pub(crate) fn no_browser(&self) -> bool {
         self.no_browser
+    }
+
+    /// These options as arguments of another `ferry` command.
+    pub(crate) fn to_args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        let mut value = |name: &str, value: Option<String>| {
+            if let Some(value) = value {
+                args.extend([format!("--{name}"), value]);
+            }
+        };
+        value("client-id", self.client_id.clone());
+        value("client-secret", self.client_secret.clone());
+        value("client-metadata-url", self.client_metadata_url.clone());
+        for scope in &self.scopes {
+            value("scope", Some(scope.clone()));
+        }
+        value(
+            "token-store",
+            self.token_store.as_ref().map(|d| d.display().to_string()),
+        );
+        value("redirect-port", self.redirect_port.map(|p| p.to_string()));
+        value(
+            "auth-timeout",
+            self.auth_timeout.map(|t| t.as_secs_f64().to_string()),
+        );
+        let flags = [
+            (self.no_auth, "--no-auth"),
+            (self.client_credentials, "--client-credentials"),
+            (self.no_browser, "--no-browser"),
+        ];
+        args.extend(
+            flags
+                .into_iter()
+                .filter(|(on, _)| *on)
+                .map(|(_, flag)| flag.to_owned()),
+        );
+        args
     }
 
     /// The authorization for the server at `url`; `header_given`: an `Authorization`

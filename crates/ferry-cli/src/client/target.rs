@@ -1,21 +1,21 @@
-//! Which server a command talks to, named the same way by every command: `--url URL` is a
-//! Streamable HTTP server (`--header` adds headers); `-- command args...` runs a stdio
-//! server as a child process; `--server NAME` (or `-- @NAME`) is either, as a host's file
-//! says (see `hosts`); nothing runs the reference server in this process. Also connecting the client, and closing: the child is shut down the MCP
-//! stdio way (stdin closed, then `SIGTERM`, then `SIGKILL`).
+//! Starting the server a client command named (see `crate::target`): an HTTP connection
+//! (with its headers and OAuth), a stdio child (its stderr relayed to ours, its last lines
+//! kept), or the reference server in this process; connecting the client, a child being
+//! waited for while it starts (see `crate::target::starting`); and closing: the child is
+//! shut down the MCP stdio way (stdin closed, then `SIGTERM`, then `SIGKILL`).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use ferry::client::{Client, ClientBuilder, ClientError};
-use ferry::engine::{
-    ChildCommand, ChildProcess, EngineHandle, ShutdownTimeouts, StderrMode, Transport,
-};
+use ferry::engine::{ChildProcess, EngineHandle, ShutdownTimeouts, StderrMode, Transport};
 use ferry::http_client::{HttpClientConfig, HttpConnection};
 use tokio::task::JoinHandle;
 
 use super::auth::Gate;
 use super::{Common, answers, output, trace};
+use crate::target::starting::{Starting, Waited};
+use crate::target::{Endpoint, Resolved, shown};
 
 /// Frames of the in-process pair and of the child's pipes.
 const QUEUE: usize = 64;
@@ -33,6 +33,8 @@ const RELAY_GRACE: Duration = Duration::from_millis(300);
 /// A started target: what must stay alive while the client talks to it.
 pub(crate) struct Target {
     child: Option<ChildProcess>,
+    /// The child's command as typed, for what is said while it starts.
+    shown: String,
     /// The HTTP connection (closed with a DELETE of its session).
     http: Option<HttpConnection>,
     /// The HTTP requests' auth hook (what refused them, if anything did).
@@ -42,42 +44,43 @@ pub(crate) struct Target {
     relay: Option<JoinHandle<()>>,
 }
 
-/// The target of `common` as reports and the inspector name it (a named server as its
-/// entry says: a command or a URL).
-pub(crate) fn describe(common: &Common) -> serde_json::Value {
-    // Quietly: the lookup says where the entry came from once, when the target starts.
-    let mut quiet = common.clone();
-    quiet.verbose = false;
-    let resolved = quiet.resolved();
-    let common = resolved.as_ref().unwrap_or(common);
-    match (common.url(), common.server()) {
-        (Some(url), _) => serde_json::json!({"kind": "http", "url": url}),
-        (None, []) => serde_json::json!({"kind": "in-process"}),
-        (None, command) => serde_json::json!({"kind": "stdio", "command": command}),
-    }
+/// Why a client could not connect.
+pub(crate) enum Unconnected {
+    /// The client's own error.
+    Client(ClientError),
+    /// The child exited before answering, or did not answer in time: what to say.
+    Child(String),
 }
 
-/// Start the target named by `common` and return the client's transport.
-pub(crate) fn start(common: &Common) -> Result<(Target, Transport), String> {
-    let common = &common.resolved()?;
+/// The authorization hook for `url`: OAuth as `resolved`'s options say, off when `headers`
+/// carry an `Authorization` of their own (the hook remembers refusals, to say why).
+pub(crate) fn gate(
+    resolved: &Resolved,
+    url: &str,
+    headers: &[(String, String)],
+) -> Result<Arc<Gate>, String> {
+    let given = headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
+    let authorization = resolved.auth.authorization(url, given)?;
+    Ok(Arc::new(Gate::new(authorization)))
+}
+
+/// Start the server `resolved` names and return the client's transport.
+pub(crate) fn start(common: &Common, resolved: &Resolved) -> Result<(Target, Transport), String> {
     let mut http = None;
     let mut gate = None;
-    let (transport, child, server) = match common.server.split_first() {
-        _ if common.url.is_some() => {
-            let url = common.url.as_deref().unwrap_or_default();
+    let mut shown_as = String::new();
+    let (transport, child, server) = match &resolved.endpoint {
+        Endpoint::Http { url, headers } => {
             let mut config = HttpClientConfig {
                 max_message_bytes: common.max_message_bytes,
                 ..HttpClientConfig::default()
             };
-            for (name, value) in &common.headers {
+            for (name, value) in headers {
                 config = config.header(name, value)?;
             }
-            let given = common
-                .headers
-                .iter()
-                .any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
-            let authorization = common.auth.authorization(url, given)?;
-            let hook = Arc::new(Gate::new(authorization));
+            let hook = self::gate(resolved, url, headers)?;
             config = config.auth(hook.clone());
             gate = Some(hook);
             let (transport, connection) =
@@ -85,24 +88,23 @@ pub(crate) fn start(common: &Common) -> Result<(Target, Transport), String> {
             http = Some(connection);
             (transport, None, None)
         }
-        Some((program, args)) => {
-            // The child's stderr is the user's: a server's own diagnostics stay visible.
-            let mut command = ChildCommand::new(program)
-                .args(args)
-                .envs(common.env().iter().map(|(k, v)| (k, v)))
-                .stderr(StderrMode::Inherit);
-            if let Some(dir) = common.cwd() {
-                command = command.current_dir(dir);
-            }
+        Endpoint::Stdio { command, .. } => {
+            // The child's stderr is the user's: a server's own diagnostics stay visible,
+            // and its last lines say why it did not start, if it does not.
+            let child_command = resolved
+                .child_command()
+                .ok_or("the command after `--` is empty")?
+                .stderr(StderrMode::Relay);
             let max = common.max_message_bytes;
             let (transport, child) =
-                ChildProcess::spawn(&command, max, QUEUE).map_err(|e| e.to_string())?;
+                ChildProcess::spawn(&child_command, max, QUEUE).map_err(|e| e.to_string())?;
+            shown_as = shown(command);
             if common.verbose {
-                output::note(&format!("ferry: started {program} (pid {})", child.id()));
+                output::note(&format!("ferry: started {shown_as} (pid {})", child.id()));
             }
             (transport, Some(child), None)
         }
-        None => {
+        Endpoint::InProcess => {
             let (client_side, server_side) = Transport::pair(QUEUE);
             let server = crate::reference::server().serve(server_side);
             (client_side, None, Some(server))
@@ -116,6 +118,7 @@ pub(crate) fn start(common: &Common) -> Result<(Target, Transport), String> {
     };
     let target = Target {
         child,
+        shown: shown_as,
         http,
         gate,
         _server: server,
@@ -124,32 +127,14 @@ pub(crate) fn start(common: &Common) -> Result<(Target, Transport), String> {
     Ok((target, transport))
 }
 
-/// Connect a client over `transport` with the options of `common`.
-pub(crate) async fn connect(common: &Common, transport: Transport) -> Result<Client, ClientError> {
-    connect_with(common, transport, |builder| {
-        answers::register(
-            builder,
-            common.sampling_reply.clone(),
-            common.elicit_reply.clone(),
-            &common.roots,
-        )
-    })
-    .await
-}
-
-/// [`connect`] with the handlers of the server's requests (sampling, elicitation, roots)
-/// registered by `handlers` instead of the command-line answers.
-pub(crate) async fn connect_with(
-    common: &Common,
-    transport: Transport,
-    handlers: impl FnOnce(ClientBuilder) -> ClientBuilder,
-) -> Result<Client, ClientError> {
+/// The client's builder for the options of `common` and the server `resolved` names.
+fn builder(common: &Common, resolved: &Resolved) -> ClientBuilder {
     let mut builder = Client::builder("ferry-cli", env!("CARGO_PKG_VERSION"));
     // The command line's revision first, then the era a named server's entry gives:
     // either spares the `server/discover` probe.
     if let Some(version) = common.protocol_version {
         builder = builder.version(version);
-    } else if let Some(era) = common.era() {
+    } else if let Some(era) = resolved.era {
         builder = builder.era(era);
     }
     // An HTTP server answers every POST, if only with an error: its probe waits for the
@@ -157,10 +142,11 @@ pub(crate) async fn connect_with(
     let request_timeout = common
         .timeout
         .unwrap_or(ferry::engine::EngineConfig::default().request_timeout);
-    match (common.probe_timeout(), common.url()) {
+    let http = matches!(resolved.endpoint, Endpoint::Http { .. });
+    match (common.probe_timeout(), http) {
         (Some(probe), _) => builder = builder.probe_timeout(probe),
-        (None, Some(_)) => builder = builder.probe_timeout(request_timeout),
-        (None, None) => {}
+        (None, true) => builder = builder.probe_timeout(request_timeout),
+        (None, false) => {}
     }
     // The engine's limits first: the timeout below is one of them.
     builder = builder.engine(ferry::engine::EngineConfig {
@@ -170,24 +156,90 @@ pub(crate) async fn connect_with(
     if let Some(timeout) = common.timeout {
         builder = builder.timeout(timeout);
     }
+    builder = builder.connect_timeout(resolved.connect_timeout(request_timeout));
     if common.otlp.is_some() {
         builder = builder.otel(ferry::otel::ClientTracing::new());
     }
-    let client = handlers(builder).connect(transport).await?;
-    if common.verbose {
-        let server = client
-            .server_info()
-            .map(|i| format!("{} {}", i.name, i.version))
-            .unwrap_or_else(|| "the server".into());
-        output::note(&format!(
-            "ferry: connected to {server}, protocol {}",
-            client.version().as_str()
-        ));
-    }
-    Ok(client)
+    builder
 }
 
 impl Target {
+    /// Connect a client with the options of `common` (the server's requests answered as
+    /// they say).
+    pub(crate) async fn connect(
+        &self,
+        common: &Common,
+        resolved: &Resolved,
+        transport: Transport,
+    ) -> Result<Client, Unconnected> {
+        self.connect_with(common, resolved, transport, |builder| {
+            answers::register(
+                builder,
+                common.sampling_reply.clone(),
+                common.elicit_reply.clone(),
+                &common.roots,
+            )
+        })
+        .await
+    }
+
+    /// [`Target::connect`] with the handlers of the server's requests (sampling,
+    /// elicitation, roots) registered by `handlers` instead of the command-line answers. A
+    /// child is waited for while it runs, up to the connect timeout, with notes on stderr;
+    /// its exit ends the wait at once.
+    pub(crate) async fn connect_with(
+        &self,
+        common: &Common,
+        resolved: &Resolved,
+        transport: Transport,
+        handlers: impl FnOnce(ClientBuilder) -> ClientBuilder,
+    ) -> Result<Client, Unconnected> {
+        let connecting = handlers(builder(common, resolved)).connect(transport);
+        let limit = resolved.connect_timeout(Duration::ZERO);
+        let connected = match self.starting(limit) {
+            None => connecting.await,
+            Some(starting) => {
+                let note = |line: &str| output::note(&format!("ferry: {line}"));
+                match starting.wait(connecting, note).await {
+                    Waited::Done(Err(ClientError::ConnectionLost)) => {
+                        // Its output ended: it is exiting, or has.
+                        return Err(match starting.exit_report().await {
+                            Some(report) => Unconnected::Child(report),
+                            None => Unconnected::Client(ClientError::ConnectionLost),
+                        });
+                    }
+                    // The handshake's own bound is the connect timeout too.
+                    Waited::Done(Err(ClientError::Timeout(_))) => {
+                        return Err(Unconnected::Child(starting.timed_out()));
+                    }
+                    Waited::Done(connected) => connected,
+                    Waited::Failed(why) => return Err(Unconnected::Child(why)),
+                }
+            }
+        };
+        let client = connected.map_err(Unconnected::Client)?;
+        if common.verbose {
+            let server = client
+                .server_info()
+                .map(|i| format!("{} {}", i.name, i.version))
+                .unwrap_or_else(|| "the server".into());
+            output::note(&format!(
+                "ferry: connected to {server}, protocol {}",
+                client.version().as_str()
+            ));
+        }
+        Ok(client)
+    }
+
+    /// The child, to wait for while it starts, given `limit` (none for other servers).
+    pub(crate) fn starting(&self, limit: Duration) -> Option<Starting<'_>> {
+        Some(Starting {
+            child: self.child.as_ref()?,
+            shown: &self.shown,
+            limit,
+        })
+    }
+
     /// Whether the child has exited, and how (for an error message).
     pub(crate) fn child_status(&self) -> Option<String> {
         let child = self.child.as_ref()?;

@@ -459,8 +459,8 @@ async fn ping(app: &Arc<App>, request: OnConn) -> Result<Value, Failure> {
 }
 
 /// `ferry check --json` on the connection's server, run as a process of its own (its
-/// connections are fresh ones; the in-process reference server is checked as `ferry
-/// serve`, the same server on stdio).
+/// connections are fresh ones), the server named with the same options (a named server's
+/// entry looked up again, as a reconnection would).
 async fn check(app: &Arc<App>, request: OnConn) -> Result<Value, Failure> {
     let conn = conn(app, request.conn).await?;
     let exe = std::env::current_exe().map_err(|e| {
@@ -469,32 +469,13 @@ async fn check(app: &Arc<App>, request: OnConn) -> Result<Value, Failure> {
             format!("cannot find the ferry binary: {e}"),
         )
     })?;
-    // A server named from a host's file is checked as its entry says (command or URL,
-    // environment, working directory), looked up now as a reconnection would.
-    let target = conn.common.resolved().map_err(bad)?;
     let mut words: Vec<String> = vec!["check".into(), "--json".into()];
-    match (target.url(), target.server()) {
-        (Some(url), _) => words.push(url.to_owned()),
-        (None, []) => words.extend([
-            "--".into(),
-            exe.to_string_lossy().into_owned(),
-            "serve".into(),
-        ]),
-        (None, command) => {
-            words.push("--".into());
-            words.extend(command.iter().cloned());
-        }
-    }
+    words.extend(conn.common.target.to_args());
     let output = tokio::task::spawn_blocking(move || {
-        let mut command = std::process::Command::new(exe);
-        command
+        std::process::Command::new(exe)
             .args(&words)
-            .envs(target.env().iter().map(|(k, v)| (k, v)))
-            .stdin(std::process::Stdio::null());
-        if let Some(cwd) = target.cwd() {
-            command.current_dir(cwd);
-        }
-        command.output()
+            .stdin(std::process::Stdio::null())
+            .output()
     })
     .await
     .map_err(|_| Failure::new(StatusCode::INTERNAL_SERVER_ERROR, "the check stopped"))?

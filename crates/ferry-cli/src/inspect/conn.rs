@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use super::hub::{Asked, Asks, Hub, lock, now_ms};
 use crate::client::Common;
-use crate::client::target::{self, Target};
+use crate::client::target::{self, Target, Unconnected};
 use crate::client::trace::{self, Direction, Seen};
 
 /// The longest message text a wire event carries (the size is always the real one).
@@ -47,11 +47,6 @@ pub(crate) struct Conn {
     pub(crate) listens: Mutex<HashMap<String, Option<Subscription>>>,
 }
 
-/// What the page is told about the target of `common`.
-pub(crate) fn describe(common: &Common) -> Value {
-    target::describe(common)
-}
-
 impl Conn {
     /// Start the target named by `common` and connect to it, the server's sampling and
     /// elicitation requests going to the page, its `roots/list` answered with `roots`.
@@ -63,14 +58,17 @@ impl Conn {
         request_timeout: Duration,
     ) -> Result<Conn, String> {
         // A named server's entry, read once for the whole connection.
-        let resolved = common.resolved();
-        let shown = describe(resolved.as_ref().unwrap_or(&common));
+        let resolved = common.target.resolve(false);
+        let shown = match &resolved {
+            Ok(resolved) => resolved.describe(),
+            Err(_) => common.target.describe(),
+        };
         // Before any of its messages: where the page's wire export says a connection began.
         shared.hub.emit(json!({
             "type": "connecting", "conn": id, "target": shown, "time": now_ms(),
         }));
         let resolved = resolved?;
-        let (target, transport) = target::start(&resolved)?;
+        let (target, transport) = target::start(&common, &resolved)?;
         let tap_shared = shared.clone();
         let (transport, _relay) = trace::tap(transport, move |direction, seen| {
             wire_event(&tap_shared.hub, id, direction, &seen);
@@ -132,9 +130,16 @@ impl Conn {
                     })
             }
         };
-        let client = match target::connect_with(&resolved, transport, handlers).await {
+        let connected = target
+            .connect_with(&common, &resolved, transport, handlers)
+            .await;
+        let client = match connected {
             Ok(client) => client,
-            Err(e) => {
+            Err(Unconnected::Child(why)) => {
+                target.close(true).await;
+                return Err(format!("cannot connect: {why}"));
+            }
+            Err(Unconnected::Client(e)) => {
                 let why = target
                     .auth_failure(&e)
                     .map(|why| format!("authorization failed: {why}"))

@@ -151,7 +151,7 @@ pub(crate) async fn run(args: InspectArgs) -> ExitCode {
     let _ = writeln!(stdout, "{url}").and_then(|()| stdout.flush());
     drop(stdout);
     note!("ferry inspect: open {url} (Ctrl-C stops)");
-    if !args.common.no_browser() {
+    if !args.common.target.no_browser() {
         open_browser(&url);
     }
     let router = Router::new().fallback(serve).with_state(app.clone());

@@ -45,6 +45,8 @@ pub struct ClientBuilder {
     era: Option<Era>,
     /// `None`: [`DEFAULT_PROBE_TIMEOUT`], or over HTTP the request timeout.
     probe_timeout: Option<Duration>,
+    /// `None`: the request timeout.
+    connect_timeout: Option<Duration>,
     engine: EngineConfig,
     handlers: Handlers,
     hook: Option<std::sync::Arc<dyn super::RequestHook>>,
@@ -69,6 +71,7 @@ impl ClientBuilder {
             pinned: None,
             era: None,
             probe_timeout: None,
+            connect_timeout: None,
             engine: EngineConfig {
                 max_message_bytes: ferry_protocol::jsonrpc::DEFAULT_CLIENT_MAX_MESSAGE_BYTES,
                 ..EngineConfig::default()
@@ -143,6 +146,24 @@ impl ClientBuilder {
     /// ```
     pub fn probe_timeout(mut self, timeout: Duration) -> Self {
         self.probe_timeout = Some(timeout);
+        self
+    }
+
+    /// How long the handshake may take in all (`server/discover`, `initialize`, or both
+    /// when the probe goes unanswered): a server run as a child may still be compiling or
+    /// installing itself. Default: the request timeout ([`timeout`](Self::timeout)). The
+    /// requests after the handshake keep the request timeout.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ferry::client::Client;
+    ///
+    /// // `cargo run` may build the server first: wait for it up to ten minutes.
+    /// let builder = Client::builder("app", "1").connect_timeout(Duration::from_secs(600));
+    /// # let _ = builder;
+    /// ```
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = Some(timeout);
         self
     }
 
@@ -323,7 +344,15 @@ impl ClientBuilder {
             ),
             (None, None) => Target::Negotiate,
         };
-        let negotiated = negotiate(&peer, &self, &capabilities, target).await?;
+        let negotiated = match self.connect_timeout {
+            // Each request of the handshake is bounded by it too; this bounds them together.
+            Some(limit) => {
+                tokio::time::timeout(limit, negotiate(&peer, &self, &capabilities, target))
+                    .await
+                    .map_err(|_| ClientError::Timeout(limit))??
+            }
+            None => negotiate(&peer, &self, &capabilities, target).await?,
+        };
         Ok(Client {
             inner: Arc::new(Inner {
                 peer,
@@ -484,7 +513,7 @@ async fn discover(
 ) -> Result<Negotiated, ClientError> {
     let params = json!({"_meta": stateless_meta(version, capabilities, &builder.info)});
     let options = CallOptions {
-        timeout,
+        timeout: timeout.or(builder.connect_timeout),
         ..Default::default()
     };
     let raw = handshake_call(peer, builder, "server/discover", params, version, options).await?;
@@ -569,15 +598,11 @@ async fn initialize(
         "capabilities": capabilities,
         "clientInfo": builder.info,
     });
-    let raw = handshake_call(
-        peer,
-        builder,
-        "initialize",
-        params,
-        version,
-        CallOptions::default(),
-    )
-    .await?;
+    let options = CallOptions {
+        timeout: builder.connect_timeout,
+        ..Default::default()
+    };
+    let raw = handshake_call(peer, builder, "initialize", params, version, options).await?;
     let result: InitializeResult =
         serde_json::from_str(raw.get()).map_err(|e| ClientError::InvalidResult(e.to_string()))?;
     let agreed = result

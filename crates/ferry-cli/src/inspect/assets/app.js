@@ -48,7 +48,7 @@ function connLabel(c) {
   const info = c.info;
   const name = info.serverInfo?.title || info.serverInfo?.name || 'server';
   const t = info.target;
-  const where = t.kind === 'stdio' ? t.command.join(' ') : t.kind === 'http' ? t.url : 'in-process';
+  const where = t.kind === 'stdio' ? t.command.join(' ') : t.kind === 'http' ? t.url : t.kind === 'named' ? `@${t.name}` : 'in-process';
   return `${name} · ${where}`;
 }
 
@@ -94,7 +94,7 @@ function renderServer() {
   }
   const info = c.info;
   const target = info.target;
-  const where = target.kind === 'stdio' ? `stdio: ${target.command.join(' ')}` : target.kind === 'http' ? `HTTP: ${target.url}` : 'the reference server, in this process';
+  const where = target.kind === 'stdio' ? `stdio: ${target.command.join(' ')}` : target.kind === 'http' ? `HTTP: ${target.url}` : target.kind === 'named' ? `@${target.name}` : 'the reference server, in this process';
   const result = h('div', { id: 'server-result' });
   clear(view,
     h('div', { class: 'bar' },

@@ -15,6 +15,12 @@ pub enum StderrMode {
     Inherit,
     /// Discarded (`/dev/null`).
     Discard,
+    /// Copied to this process's stderr as it comes, bytes unchanged, through a pipe: what
+    /// [`Inherit`](Self::Inherit) shows, and [`ChildProcess::stderr_tail`](super::ChildProcess::stderr_tail)
+    /// keeps its last lines too (to say why a server did not start, say). The child's
+    /// stderr is then a pipe, not this process's terminal: a program that colours its
+    /// output only on a terminal writes it plain.
+    Relay,
 }
 
 impl Default for StderrMode {
@@ -160,7 +166,7 @@ impl ChildCommand {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(match self.stderr {
-                StderrMode::Log(_) => Stdio::piped(),
+                StderrMode::Log(_) | StderrMode::Relay => Stdio::piped(),
                 StderrMode::Inherit => Stdio::inherit(),
                 StderrMode::Discard => Stdio::null(),
             })

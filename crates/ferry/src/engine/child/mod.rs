@@ -1,5 +1,6 @@
 //! The stdio transport of a client: an MCP server run as a child process, newline-delimited
-//! frames on its stdin and stdout, its stderr forwarded to `tracing`.
+//! frames on its stdin and stdout, its stderr forwarded to `tracing` (or relayed to ours,
+//! its last lines kept: [`ChildProcess::stderr_tail`]).
 //!
 //! [`ChildProcess::spawn`] starts the server and returns a [`Transport`] for the engine and a
 //! [`ChildProcess`] handle that owns the process:
@@ -48,7 +49,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::transport::{Transport, Writer};
 
-use stderr::forward_stderr;
+use stderr::{SharedTail, forward_stderr, relay_stderr};
 use until_exit::UntilExit;
 
 pub use command::{ChildCommand, StderrMode};
@@ -59,6 +60,11 @@ const TARGET: &str = "ferry::child";
 
 /// How long after the child exits its stdout and stderr are still read while they have data.
 const LINGER: Duration = Duration::from_millis(100);
+
+/// How long the exit status waits, once the child has exited, for its stderr to be read to
+/// the end (so that [`ChildProcess::stderr_tail`] has its last words): [`LINGER`] and the
+/// time to pass the last bytes on.
+const STDERR_DRAIN: Duration = Duration::from_millis(500);
 
 type Exit = Result<ExitStatus, Arc<io::Error>>;
 
@@ -99,6 +105,7 @@ pub struct ChildProcess {
     stdin: StdinSlot,
     signals: mpsc::UnboundedSender<Signal>,
     status: watch::Receiver<Option<Exit>>,
+    stderr: SharedTail,
 }
 
 impl ChildProcess {
@@ -114,6 +121,20 @@ impl ChildProcess {
     ///
     /// The child's stderr goes where [`ChildCommand::stderr`] says (default: `tracing`), and
     /// the child is killed when the handle is dropped.
+    ///
+    /// ```no_run
+    /// use ferry::engine::{ChildCommand, ChildProcess, StderrMode};
+    ///
+    /// # async fn run() -> std::io::Result<()> {
+    /// // The server's stderr shown as it comes, its last lines kept for an error message.
+    /// let command = ChildCommand::new("node").arg("server.js").stderr(StderrMode::Relay);
+    /// let (transport, child) = ChildProcess::spawn(&command, 1 << 20, 64)?;
+    /// # let _ = transport;
+    /// let status = child.wait().await?;
+    /// eprintln!("the server exited ({status}); it said: {:?}", child.stderr_tail());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn spawn(
         command: &ChildCommand,
         max_frame_bytes: usize,
@@ -132,11 +153,29 @@ impl ChildProcess {
             _ => return Err(io::Error::other("the child's stdio pipes are missing")),
         };
         let exited = CancellationToken::new();
-        if let Some(stderr) = child.stderr.take()
-            && let StderrMode::Log(level) = command.stderr
-        {
+        let tail = SharedTail::default();
+        // Cancelled when the stderr reader ends (at once when there is none).
+        let stderr_read = CancellationToken::new();
+        let reader = child.stderr.take().map(|stderr| {
             let stderr = UntilExit::new(stderr, &exited);
-            tokio::spawn(forward_stderr(stderr, Arc::clone(&program), pid, level));
+            let (program, tail) = (Arc::clone(&program), Arc::clone(&tail));
+            let done = stderr_read.clone().drop_guard();
+            (stderr, program, tail, done)
+        });
+        match (reader, command.stderr) {
+            (Some((stderr, program, tail, done)), StderrMode::Log(level)) => {
+                tokio::spawn(async move {
+                    forward_stderr(stderr, program, pid, level, tail).await;
+                    drop(done);
+                });
+            }
+            (Some((stderr, program, tail, done)), StderrMode::Relay) => {
+                tokio::spawn(async move {
+                    relay_stderr(stderr, program, pid, tail).await;
+                    drop(done);
+                });
+            }
+            _ => stderr_read.cancel(),
         }
         let stdout_closed = CancellationToken::new();
         let mut stdout = UntilExit::new(stdout, &exited);
@@ -152,6 +191,7 @@ impl ChildProcess {
             signals: signals_rx,
             status: status_tx,
             exited,
+            stderr_read,
             group: command.own_process_group,
             program: Arc::clone(&program),
             pid,
@@ -162,6 +202,7 @@ impl ChildProcess {
             stdin,
             signals: signals_tx,
             status: status_rx,
+            stderr: tail,
         };
         Ok((transport, handle))
     }
@@ -175,6 +216,34 @@ impl ChildProcess {
     /// The program, as given to [`ChildCommand::new`] (lossily converted to UTF-8).
     pub fn program(&self) -> &str {
         &self.program
+    }
+
+    /// The last lines the child wrote on its stderr, oldest first: at most 20, blank ones
+    /// left out, a line not ended yet last, each as a terminal leaves it (what follows its
+    /// last carriage return) and cut at 1 KiB. Kept when this process reads the child's
+    /// stderr ([`StderrMode::Log`], [`StderrMode::Relay`]); empty otherwise. Once the child
+    /// has exited ([`try_wait`](Self::try_wait), [`wait`](Self::wait)), its stderr has been
+    /// read to the end, unless a process it started keeps writing there or our own stderr
+    /// is blocked.
+    ///
+    /// ```no_run
+    /// use ferry::engine::{ChildCommand, ChildProcess, StderrMode};
+    ///
+    /// # async fn run() -> std::io::Result<()> {
+    /// let command = ChildCommand::new("cargo").args(["run", "-q"]).stderr(StderrMode::Relay);
+    /// let (_transport, child) = ChildProcess::spawn(&command, 1 << 20, 64)?;
+    /// tokio::time::sleep(std::time::Duration::from_secs(10)).await;
+    /// if let Some(line) = child.stderr_tail().last() {
+    ///     eprintln!("still starting; it last said: {line}");
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn stderr_tail(&self) -> Vec<String> {
+        self.stderr
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .lines()
     }
 
     /// The exit status if the child has exited, without waiting.
@@ -295,6 +364,8 @@ struct Supervisor {
     signals: mpsc::UnboundedReceiver<Signal>,
     status: watch::Sender<Option<Exit>>,
     exited: CancellationToken,
+    /// Cancelled once the child's stderr has been read to the end (or is not read).
+    stderr_read: CancellationToken,
     group: bool,
     program: Arc<str>,
     pid: u32,
@@ -322,8 +393,11 @@ async fn supervise(mut s: Supervisor) {
             tracing::warn!(target: TARGET, program = %s.program, pid = s.pid, "waiting for the child failed: {e}");
         }
     }
-    s.status.send_replace(Some(exit.map_err(Arc::new)));
+    // The pipes are read to their end first (bounded), so that whoever learns of the exit
+    // also has what the child wrote before it.
     s.exited.cancel();
+    let _ = tokio::time::timeout(STDERR_DRAIN, s.stderr_read.cancelled()).await;
+    s.status.send_replace(Some(exit.map_err(Arc::new)));
 }
 
 /// Send `signal` to the child (and its group), unless it has been reaped already: then its
