@@ -162,6 +162,6 @@ pub use request_state::DEFAULT_REQUEST_STATE_TTL;
 pub use resources::{ReadHandler, ReadResult, ResourceError, TemplateVars};
 pub use stats::ServerStats;
 pub use tasks::{DEFAULT_TASK_TTL, MAX_ACTIVE_TASKS, MAX_STORED_TASKS, MAX_TASK_TTL};
-pub use testing::{TestClient, TestResponder};
+pub use testing::{TestClient, TestClientBuilder, TestError, TestResponder};
 pub use tools::{IntoToolResult, Json};
 pub use uri_template::{TemplateError, UriTemplate};
