@@ -172,13 +172,11 @@ fn parse() -> Command {
     if std::env::args_os()
         .nth(1)
         .is_some_and(|word| word == "serve")
-    {
-        if let Ok(ServeOnly {
+        && let Ok(ServeOnly {
             command: ServeCommand::Serve(args),
         }) = ServeOnly::try_parse()
-        {
-            return Command::Serve(args);
-        }
+    {
+        return Command::Serve(args);
     }
     Cli::parse().command
 }
