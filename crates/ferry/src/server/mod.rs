@@ -159,7 +159,7 @@ pub use prompts::IntoPromptResult;
 pub use register::macro_support;
 pub use register::{Register, RegisterShared};
 pub use request_state::DEFAULT_REQUEST_STATE_TTL;
-pub use resources::{ReadHandler, ReadResult, ResourceError, TemplateVars};
+pub use resources::{IntoReadResult, ReadHandler, ReadResult, ResourceError, TemplateVars};
 pub use stats::ServerStats;
 pub use tasks::{DEFAULT_TASK_TTL, MAX_ACTIVE_TASKS, MAX_STORED_TASKS, MAX_TASK_TTL};
 pub use testing::{TestClient, TestClientBuilder, TestError, TestResponder};

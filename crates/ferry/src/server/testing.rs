@@ -675,15 +675,11 @@ impl TestClient {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// use ferry::protocol::types::{Resource, ResourceContents};
-    /// use ferry::server::{ReadResult, Server, TestClient};
-    ///
-    /// async fn motd() -> ReadResult {
-    ///     Ok(vec![ResourceContents::text("motd://today", "text/plain", "Hello!")])
-    /// }
+    /// use ferry::protocol::types::Resource;
+    /// use ferry::server::{Server, TestClient};
     ///
     /// let server = Server::builder("demo", "1")
-    ///     .resource(Resource::new("motd://today", "motd"), motd)
+    ///     .resource(Resource::new("motd://today", "motd"), || async { "Hello!" })
     ///     .build();
     /// let client = TestClient::new(&server).await.unwrap();
     /// let read = client.read_resource("motd://today").await.unwrap();
