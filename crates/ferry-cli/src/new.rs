@@ -1,12 +1,16 @@
-//! `ferry new NAME`: a new MCP server crate on Ferry — one tool written with `#[tool]`,
-//! served on stdio or with `--http ADDRESS` over Streamable HTTP, and a test that calls
-//! the tool through `TestClient` in both eras. Ferry is not on crates.io under its name
-//! yet: the crate depends on the Ferry checkout this `ferry` was built from (or
+//! `ferry new NAME`: a new MCP server crate on Ferry, the shapes a server grows from in
+//! place — tools written with `#[tool]` (one with a typed `Json<T>` output, one that
+//! reports progress), a resource template, a prompt, shared state behind a lock — served
+//! on stdio or with `--http ADDRESS` over Streamable HTTP, and a test that calls them
+//! through `TestClient` in both eras. serde and schemars are direct dependencies, so
+//! `#[derive(Serialize, Deserialize, JsonSchema)]` works as written. Ferry is not on
+//! crates.io yet: the crate depends on the Ferry checkout this `ferry` was built from (or
 //! `--ferry-path`), and starts from that checkout's `Cargo.lock` (the versions Ferry is
-//! tested with).
+//! tested with). Like `cargo new`, it makes the crate a git repository unless it is
+//! inside one already.
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
+use std::process::{Command, ExitCode, Stdio};
 
 use clap::Args;
 
@@ -32,9 +36,15 @@ const BUILT_FROM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../ferry");
 /// Run `ferry new`.
 pub(crate) fn run(args: &NewArgs) -> ExitCode {
     match create(args) {
-        Ok(dir) => {
+        Ok((dir, git)) => {
+            let git = match git {
+                Git::Created => "\ninitialized a git repository".to_owned(),
+                Git::Inside => String::new(),
+                Git::Missing => "\ngit is not installed: no repository was created".to_owned(),
+                Git::Failed(why) => format!("\ngit init failed ({why}): no repository was created"),
+            };
             output::note(&format!(
-                "ferry: created {} in {}\n\n    cd {}\n    cargo test\n    ferry tools -- cargo run -q",
+                "ferry: created {} in {}{git}\n\n    cd {}\n    cargo test\n    ferry tools -- cargo run -q",
                 args.name,
                 dir.display(),
                 dir.display()
@@ -48,7 +58,44 @@ pub(crate) fn run(args: &NewArgs) -> ExitCode {
     }
 }
 
-fn create(args: &NewArgs) -> Result<PathBuf, String> {
+/// What became of the crate's git repository.
+enum Git {
+    /// `git init` made one.
+    Created,
+    /// The crate is inside a repository already: none of its own.
+    Inside,
+    /// There is no `git` to run.
+    Missing,
+    /// `git` failed, saying why.
+    Failed(String),
+}
+
+/// Make `dir` a git repository, as `cargo new` does, unless it is inside one already.
+fn git_init(dir: &Path) -> Git {
+    let inside = Command::new("git")
+        .args(["rev-parse", "--is-inside-work-tree"])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output();
+    match inside {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Git::Missing,
+        Err(e) => return Git::Failed(e.to_string()),
+        Ok(out) if out.status.success() && out.stdout.starts_with(b"true") => return Git::Inside,
+        Ok(_) => {}
+    }
+    let init = Command::new("git")
+        .args(["init", "--quiet"])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output();
+    match init {
+        Ok(out) if out.status.success() => Git::Created,
+        Ok(out) => Git::Failed(String::from_utf8_lossy(&out.stderr).trim().to_owned()),
+        Err(e) => Git::Failed(e.to_string()),
+    }
+}
+
+fn create(args: &NewArgs) -> Result<(PathBuf, Git), String> {
     let name = &args.name;
     let valid = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
         && name
@@ -65,10 +112,13 @@ fn create(args: &NewArgs) -> Result<PathBuf, String> {
     if occupied {
         return Err(format!("{} exists and is not empty", dir.display()));
     }
+    // The checkout's lock file, when there is one: the versions Ferry is tested with.
+    let lock_path = ferry.join("../../Cargo.lock");
+    let lock = std::fs::read_to_string(&lock_path).ok();
     let library = name.replace('-', "_");
     let dependency = toml_string(&ferry.to_string_lossy());
     let files = [
-        ("Cargo.toml", cargo_toml(name, &dependency)),
+        ("Cargo.toml", cargo_toml(name, &dependency, lock.as_deref())),
         (".gitignore", "/target\n".to_owned()),
         ("src/lib.rs", LIB.to_owned()),
         (
@@ -85,13 +135,12 @@ fn create(args: &NewArgs) -> Result<PathBuf, String> {
         }
         std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
-    // The checkout's lock file, when there is one: the versions Ferry is tested with.
-    let lock = ferry.join("../../Cargo.lock");
-    if lock.is_file() {
-        std::fs::copy(&lock, dir.join("Cargo.lock"))
-            .map_err(|e| format!("cannot copy {}: {e}", lock.display()))?;
+    if lock.is_some() {
+        std::fs::copy(&lock_path, dir.join("Cargo.lock"))
+            .map_err(|e| format!("cannot copy {}: {e}", lock_path.display()))?;
     }
-    Ok(dir)
+    let git = git_init(&dir);
+    Ok((dir, git))
 }
 
 /// The `ferry` crate's directory, absolute: `given` (a checkout's root or the crate
@@ -135,7 +184,44 @@ fn toml_string(text: &str) -> String {
     quoted
 }
 
-fn cargo_toml(name: &str, ferry: &str) -> String {
+/// The newest version of `package` with major version `major` in the lock file `lock`
+/// (`[[package]]` entries of `name = ".."` then `version = ".."`), else `major`.
+fn locked(lock: Option<&str>, package: &str, major: &str) -> String {
+    let numbers = |version: &str| -> Vec<u64> {
+        version
+            .split(['.', '-', '+'])
+            .map_while(|part| part.parse().ok())
+            .collect()
+    };
+    let wanted = format!("name = \"{package}\"");
+    let mut lines = lock.unwrap_or_default().lines();
+    let mut newest: Option<&str> = None;
+    while let Some(line) = lines.next() {
+        if line != wanted {
+            continue;
+        }
+        let version = lines
+            .next()
+            .and_then(|l| l.strip_prefix("version = \""))
+            .and_then(|l| l.strip_suffix('"'));
+        if let Some(version) = version
+            && version.split('.').next() == Some(major)
+            && newest.is_none_or(|n| numbers(version) > numbers(n))
+        {
+            newest = Some(version);
+        }
+    }
+    newest.unwrap_or(major).to_owned()
+}
+
+fn cargo_toml(name: &str, ferry: &str, lock: Option<&str>) -> String {
+    // `0.3`: what a crates.io requirement on this release of Ferry reads.
+    let release: Vec<&str> = env!("CARGO_PKG_VERSION").split('.').take(2).collect();
+    let release = release.join(".");
+    let serde = locked(lock, "serde", "1");
+    let schemars = locked(lock, "schemars", "1");
+    let tokio = locked(lock, "tokio", "1");
+    let serde_json = locked(lock, "serde_json", "1");
     format!(
         r#"[package]
 name = "{name}"
@@ -144,13 +230,19 @@ edition = "2024"
 publish = false
 
 [dependencies]
-# Ferry from a checkout (it is not on crates.io under this name yet). `http-server`: the
-# `--http` option; `macros`: `#[tool]`.
+# Ferry from a checkout: it is not on crates.io yet. Once it is, this line reads
+#     ferry-mcp = {{ version = "{release}", default-features = false, features = ["macros", "http-server"] }}
+# The library is imported as `ferry` (`use ferry::server::Server`). `macros`: `#[tool]`,
+# `#[resource]`, `#[prompt]`; `http-server`: the `--http` option.
 ferry-mcp = {{ path = {ferry}, default-features = false, features = ["macros", "http-server"] }}
-tokio = {{ version = "1.47", features = ["rt", "macros", "net"] }}
+# `#[derive(Serialize, Deserialize, JsonSchema)]` on the types of arguments and `Json<T>`
+# outputs; schemars in the major version Ferry derives schemas with.
+serde = {{ version = "{serde}", features = ["derive"] }}
+schemars = "{schemars}"
+tokio = {{ version = "{tokio}", features = ["rt", "macros", "net"] }}
 
 [dev-dependencies]
-serde_json = "1"
+serde_json = "{serde_json}"
 
 # A project of its own, not a member of an enclosing workspace.
 [workspace]
@@ -158,10 +250,31 @@ serde_json = "1"
     )
 }
 
-const LIB: &str = r#"//! The server: its tools, written with Ferry's macros.
+const LIB: &str = r#"//! The server: its tools, resource and prompt, written with Ferry's macros, and the
+//! state they share.
 
-use ferry::server::Server;
-use ferry::tool;
+use std::sync::Mutex;
+
+use ferry::server::{Json, Progress, Server, State};
+use ferry::{prompt, resource, tool};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The notes the server keeps: one value for every client and request, given to the
+/// builder with `.state(..)` and taken by handlers as `State<Notes>`. Handlers run
+/// concurrently, so what changes sits behind a lock.
+#[derive(Default)]
+pub struct Notes(Mutex<Vec<String>>);
+
+/// A note as `add_note` returns it: `Json<Note>` gives the tool an output schema, and
+/// clients get it as structured content.
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Note {
+    /// Its number: read it back at `notes://{id}`.
+    pub id: usize,
+    /// What it says.
+    pub text: String,
+}
 
 /// Greet someone by name.
 #[tool(read_only, idempotent)]
@@ -172,10 +285,67 @@ async fn greet(
     format!("Hello, {name}!")
 }
 
-/// The server with its tools (add more with `.with(other_tool())`).
+/// Keep a note.
+#[tool]
+async fn add_note(
+    /// What to remember.
+    text: String,
+    notes: State<Notes>,
+) -> Json<Note> {
+    let mut notes = notes.0.lock().unwrap();
+    notes.push(text.clone());
+    Json(Note {
+        id: notes.len() - 1,
+        text,
+    })
+}
+
+/// A note, by number (none: not found).
+#[resource("notes://{id}", mime_type = "text/plain")]
+async fn note(id: usize, notes: State<Notes>) -> Option<String> {
+    notes.0.lock().unwrap().get(id).cloned()
+}
+
+/// Ask the model to summarize the notes.
+#[prompt]
+async fn summarize(
+    /// How to summarize them (default: in one sentence).
+    style: Option<String>,
+    notes: State<Notes>,
+) -> String {
+    let style = style.unwrap_or_else(|| "in one sentence".into());
+    let notes = notes.0.lock().unwrap().join("\n");
+    format!("Summarize these notes {style}:\n\n{notes}")
+}
+
+/// Count to `to` (at most 100), reporting progress at each step.
+#[tool(read_only)]
+async fn count(
+    /// Where to stop.
+    to: u32,
+    progress: Progress,
+) -> String {
+    let to = to.min(100);
+    for step in 1..=to {
+        let message = format!("{step} of {to}");
+        progress
+            .report(f64::from(step), Some(f64::from(to)), Some(message))
+            .await;
+    }
+    format!("counted to {to}")
+}
+
+/// The server with its state, tools, resource and prompt (add more with `.with(..)`).
 pub fn server() -> Server {
     Server::builder(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
-        .with(greet_tool())
+        .state(Notes::default())
+        .with((
+            greet_tool(),
+            add_note_tool(),
+            count_tool(),
+            note_resource(),
+            summarize_prompt(),
+        ))
         .build()
 }
 "#;
@@ -206,18 +376,59 @@ async fn main() -> std::io::Result<()> {
 }
 "#;
 
-const TEST: &str = r#"//! The server's tools called in-process, as a client of each era calls them.
+const TEST: &str = r#"//! The server called in-process through `TestClient`, as clients of each era call it.
 
 use ferry::protocol::ProtocolVersion;
-use ferry::server::TestClient;
+use ferry::server::{TestClient, TestError};
 use serde_json::json;
+
+use LIB::{Note, server};
 
 #[tokio::test]
 async fn greet_greets() {
+    let client = TestClient::new(&server()).await.unwrap();
+    let greeting = client.call("greet", json!({"name": "Ada"})).await.unwrap();
+    assert_eq!(greeting.text(), "Hello, Ada!");
+}
+
+/// A note kept by a tool, read back as a resource and summarized by the prompt, in a
+/// session-era and a stateless-era revision.
+#[tokio::test]
+async fn notes_are_kept_read_and_summarized() {
     for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
-        let client = TestClient::connect(&LIB::server(), version).await.unwrap();
-        let result = client.call_tool("greet", json!({"name": "Ada"})).await.unwrap();
-        assert_eq!(result["content"][0]["text"], "Hello, Ada!", "{version:?}");
+        let client = TestClient::builder(&server())
+            .version(version)
+            .connect()
+            .await
+            .unwrap();
+        let note: Note = client
+            .call_tool_as("add_note", json!({"text": "buy milk"}))
+            .await
+            .unwrap();
+        let expected = Note {
+            id: 0,
+            text: "buy milk".into(),
+        };
+        assert_eq!(note, expected, "{version:?}");
+        let read = client.read_resource("notes://0").await.unwrap();
+        assert_eq!(read.text(), "buy milk");
+        let missing = client.read_resource("notes://7").await.unwrap_err();
+        assert_eq!(missing, TestError::NotFound("notes://7".into()));
+        let prompt = client.get_prompt("summarize", json!({})).await.unwrap();
+        assert!(prompt.text().contains("buy milk"), "{}", prompt.text());
     }
+}
+
+#[tokio::test]
+async fn count_reports_progress() {
+    let client = TestClient::new(&server()).await.unwrap();
+    let (result, progress) = client
+        .call_with_progress("count", json!({"to": 3}))
+        .await
+        .unwrap();
+    assert_eq!(result.text(), "counted to 3");
+    let steps: Vec<f64> = progress.iter().map(|p| p.progress).collect();
+    assert_eq!(steps, [1.0, 2.0, 3.0]);
+    assert_eq!(progress[2].message.as_deref(), Some("3 of 3"));
 }
 "#;

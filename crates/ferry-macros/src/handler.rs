@@ -895,6 +895,14 @@ impl Handler {
         // first is made in an `async move` block owning what it needs; otherwise the
         // function's own future is the handler's.
         let needs_block = self.receiver == Receiver::Ref || !lets.is_empty();
+        // A variable that does not parse is answered before the function runs: the
+        // block's output is then a `Result` of the function's, which the builder turns
+        // into contents the same way (`IntoReadResult` for `Result<T, ResourceError>`).
+        let output = if lets.is_empty() {
+            quote!(#call.await)
+        } else {
+            quote!(::core::result::Result::<_, #krate::server::ResourceError>::Ok(#call.await))
+        };
         let body = if needs_block {
             let clone_this = (self.receiver != Receiver::None)
                 .then(|| quote!(let __ferry_this = ::std::sync::Arc::clone(&__ferry_this);));
@@ -902,7 +910,7 @@ impl Handler {
                 #clone_this
                 async move {
                     #(#lets)*
-                    #call.await
+                    #output
                 }
             })
         } else {
@@ -918,8 +926,8 @@ impl Handler {
             })
         };
         // The braces carry the span of the function's return type: a bound the builder
-        // puts on the handler's output (`IntoToolResult`, `IntoPromptResult`, a
-        // `ReadResult`) is then reported on that type, not on the macro.
+        // puts on the handler's output (`IntoToolResult`, `IntoPromptResult`,
+        // `IntoReadResult`) is then reported on that type, not on the macro.
         quote_spanned!(self.output_span=> {
             let handler = #closure;
             handler

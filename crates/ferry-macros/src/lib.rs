@@ -195,13 +195,20 @@ pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// A resource, or a resource template when its URI has `{variables}` (RFC 6570): an
-/// async function returning a `ferry::server::ReadResult`.
+/// async function returning the contents.
 ///
 /// `#[resource("uri")]` (or `uri = ".."`); the function's parameters are the template's
 /// variables, by name (parsed with `FromStr`: a value that does not parse is answered
 /// `-32602`, a variable the URI leaves out is "not found" unless the parameter is an
 /// `Option`), `#[uri] uri: String` for the URI read, and extractors. Beside the
 /// function, it generates `{name}_resource()`, returning an `impl ferry::server::Register`.
+///
+/// The result goes through `ferry::server::IntoReadResult`: a `String` (text), bytes
+/// (`Vec<u8>`, `bytes::Bytes`: a blob), `Json<T>` (JSON text), an `Option` of these
+/// (`None`: not found), a `ferry::server::ReadResult`, or a `Result` of these. Contents
+/// that do not say their MIME type get `mime_type`'s, or the output's default
+/// (`text/plain`, `application/octet-stream`, `application/json`), which the resource is
+/// then also listed with.
 ///
 /// | option | sets |
 /// |---|---|
@@ -212,33 +219,47 @@ pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
 /// | `icon`/`icons`, `visible`, `crate` | as for [`tool`] (`visible` as `resource_visible_if`, or `template_visible_if` for a template) |
 ///
 /// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// use ferry::protocol::types::ResourceContents;
 /// use ferry::resource;
-/// use ferry::server::{ReadResult, ResourceError, Server, State};
+/// use ferry::server::{Json, ReadResult, ResourceError, Server, State, TestClient};
 ///
 /// struct Notes(Vec<String>);
 ///
 /// /// A note, by number.
-/// #[resource("notes://{id}", mime_type = "text/plain")]
-/// async fn note(id: usize, #[uri] uri: String, notes: State<Notes>) -> ReadResult {
-///     match notes.0.get(id) {
+/// #[resource("notes://{id}", mime_type = "text/markdown")]
+/// async fn note(id: usize, notes: State<Notes>) -> Option<String> {
+///     notes.0.get(id).cloned()
+/// }
+///
+/// /// How many notes there are.
+/// #[resource("notes://count")]
+/// async fn count(notes: State<Notes>) -> Json<usize> {
+///     Json(notes.0.len())
+/// }
+///
+/// /// The last note, with contents built by hand.
+/// #[resource("notes://last")]
+/// async fn last(#[uri] uri: String, notes: State<Notes>) -> ReadResult {
+///     match notes.0.last() {
 ///         Some(text) => Ok(vec![ResourceContents::text(uri, "text/plain", text)]),
 ///         None => Err(ResourceError::NotFound(uri)),
 ///     }
 /// }
 ///
-/// /// How many notes there are.
-/// #[resource("notes://count")]
-/// async fn count(notes: State<Notes>) -> ReadResult {
-///     let count = notes.0.len().to_string();
-///     Ok(vec![ResourceContents::text("notes://count", "text/plain", count)])
-/// }
-///
 /// let server = Server::builder("notes", "1")
 ///     .state(Notes(vec!["first".into()]))
-///     .with((note_resource(), count_resource()))
+///     .with((note_resource(), count_resource(), last_resource()))
 ///     .build();
-/// # let _ = server;
+/// let client = TestClient::new(&server).await.unwrap();
+/// let first = client.read_resource("notes://0").await.unwrap();
+/// assert_eq!(first.text(), "first");
+/// assert_eq!(first.contents[0].mime_type(), Some("text/markdown"));
+/// let count = client.read_resource("notes://count").await.unwrap();
+/// assert_eq!(count.json::<usize>().unwrap(), 1);
+/// assert_eq!(count.contents[0].mime_type(), Some("application/json"));
+/// assert!(client.read_resource("notes://7").await.is_err());
+/// # });
 /// ```
 #[proc_macro_attribute]
 pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {

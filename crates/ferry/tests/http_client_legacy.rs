@@ -86,7 +86,7 @@ fn server(lookup_waits: bool, started: mpsc::UnboundedSender<&'static str>) -> S
             ..Default::default()
         };
         builder = builder.resource(resource, move |_cx: Context| async move {
-            Ok(vec![ResourceContents::text(uri, "text/plain", uri)])
+            vec![ResourceContents::text(uri, "text/plain", uri)]
         });
     }
     builder.build()

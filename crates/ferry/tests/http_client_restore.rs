@@ -39,7 +39,7 @@ fn server() -> Server {
     );
     for uri in ["test://kept", "test://dropped"] {
         builder = builder.resource(resource(uri), move |_cx: Context| async move {
-            Ok(vec![ResourceContents::text(uri, "text/plain", uri)])
+            vec![ResourceContents::text(uri, "text/plain", uri)]
         });
     }
     builder.build()

@@ -813,7 +813,7 @@ async fn a_slow_sse_reader_is_cut_after_its_queue_fills() {
         serde_json::from_value(json!({"uri": uri, "name": "big"})).unwrap();
     let server = Server::builder("slow-reader-test", "1.0.0")
         .resource(resource, |_cx: Context| async move {
-            Ok::<_, ferry::server::ResourceError>(Vec::new())
+            Vec::<ferry::protocol::types::ResourceContents>::new()
         })
         .build();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

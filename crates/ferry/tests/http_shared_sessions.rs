@@ -54,8 +54,10 @@ fn server() -> Server {
             },
         )
         .resource(notes, |_cx: Context| async move {
-            let contents = serde_json::from_value(json!({"uri": "memo://notes", "text": "hello"}));
-            Ok::<_, ferry::server::ResourceError>(vec![contents.expect("contents")])
+            let contents: ferry::protocol::types::ResourceContents =
+                serde_json::from_value(json!({"uri": "memo://notes", "text": "hello"}))
+                    .expect("contents");
+            vec![contents]
         })
         .build()
 }
@@ -655,7 +657,7 @@ async fn an_adopting_instances_middleware_see_only_the_clients_requests() {
             .resource(
                 serde_json::from_value::<Resource>(json!({"uri": "memo://n", "name": "n"}))
                     .unwrap(),
-                |_cx: Context| async move { Ok::<_, ferry::server::ResourceError>(vec![]) },
+                |_cx: Context| async move { Vec::<ferry::protocol::types::ResourceContents>::new() },
             )
             .build();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -56,11 +56,11 @@ fn server() -> Server {
                 ..Default::default()
             },
             |_cx: Context| async {
-                Ok(vec![ResourceContents::text(
+                vec![ResourceContents::text(
                     "test://static",
                     "text/plain",
                     "hello",
-                )])
+                )]
             },
         )
         .resource_template(

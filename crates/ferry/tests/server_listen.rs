@@ -31,9 +31,7 @@ fn server() -> Server {
                 name: "a".into(),
                 ..Default::default()
             },
-            |_cx: Context| async {
-                Ok(vec![ResourceContents::text("test://a", "text/plain", "a")])
-            },
+            |_cx: Context| async { vec![ResourceContents::text("test://a", "text/plain", "a")] },
         )
         .resource(
             Resource {
@@ -41,9 +39,7 @@ fn server() -> Server {
                 name: "b".into(),
                 ..Default::default()
             },
-            |_cx: Context| async {
-                Ok(vec![ResourceContents::text("test://b", "text/plain", "b")])
-            },
+            |_cx: Context| async { vec![ResourceContents::text("test://b", "text/plain", "b")] },
         )
         .build()
 }

@@ -5,13 +5,11 @@
 use std::sync::OnceLock;
 use std::time::Instant;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
 use ferry::protocol::types::{
     ContentBlock, GetPromptResult, PromptMessage, Resource, ResourceContents, ResourceTemplate,
     Role,
 };
-use ferry::server::{Context, ResourceError, ServerBuilder, TemplateVars};
+use ferry::server::{Context, Json, ResourceError, ServerBuilder, TemplateVars};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -93,11 +91,8 @@ pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
                     "countdowns_cancelled": super::interactive::COUNTDOWNS_CANCELLED
                         .load(std::sync::atomic::Ordering::Relaxed),
                 });
-                Ok(vec![ResourceContents::text(
-                    "server://info",
-                    "application/json",
-                    info.to_string(),
-                )])
+                // The JSON text, typed application/json by the resource.
+                Json(info)
             },
         )
         .resource(
@@ -107,13 +102,7 @@ pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
                 mime_type: Some("text/markdown".into()),
                 ..Default::default()
             },
-            |_cx: Context| async {
-                Ok(vec![ResourceContents::text(
-                    "ferry://readme",
-                    "text/markdown",
-                    README,
-                )])
-            },
+            |_cx: Context| async { README },
         )
         .resource(
             Resource {
@@ -123,13 +112,8 @@ pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
                 size: Some(super::media::PNG_1X1.len() as u64),
                 ..Default::default()
             },
-            |_cx: Context| async {
-                Ok(vec![ResourceContents::blob(
-                    "ferry://logo.png",
-                    "image/png",
-                    STANDARD.encode(super::media::PNG_1X1),
-                )])
-            },
+            // A blob, typed image/png by the resource.
+            |_cx: Context| async { super::media::PNG_1X1 },
         )
         .resource_template(
             ResourceTemplate {

@@ -226,6 +226,41 @@ impl ResourceContents {
             ResourceContents::Blob(b) => &b.uri,
         }
     }
+
+    /// The MIME type of the contents, if given.
+    ///
+    /// ```
+    /// use ferry_protocol::types::ResourceContents;
+    ///
+    /// let note = ResourceContents::text("notes://1", "text/plain", "milk");
+    /// assert_eq!(note.mime_type(), Some("text/plain"));
+    /// ```
+    pub fn mime_type(&self) -> Option<&str> {
+        match self {
+            ResourceContents::Text(t) => t.mime_type.as_deref(),
+            ResourceContents::Blob(b) => b.mime_type.as_deref(),
+        }
+    }
+
+    /// The bytes of blob contents, decoded from base64; `None` for text, or a blob that is
+    /// not valid base64.
+    ///
+    /// ```
+    /// use ferry_protocol::types::ResourceContents;
+    ///
+    /// let logo = ResourceContents::blob("logo://png", "image/png", "iVBORw==");
+    /// assert_eq!(logo.blob_bytes(), Some(vec![0x89, b'P', b'N', b'G']));
+    /// assert_eq!(ResourceContents::text("notes://1", "text/plain", "milk").blob_bytes(), None);
+    /// ```
+    pub fn blob_bytes(&self) -> Option<Vec<u8>> {
+        use base64::Engine as _;
+        match self {
+            ResourceContents::Text(_) => None,
+            ResourceContents::Blob(b) => base64::engine::general_purpose::STANDARD
+                .decode(&b.blob)
+                .ok(),
+        }
+    }
 }
 
 /// Text contents of a resource.

@@ -115,3 +115,26 @@ pub struct GetPromptResult {
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<ResultMeta>,
 }
+
+impl GetPromptResult {
+    /// The text of the messages' text blocks, joined with newlines (other blocks are
+    /// skipped).
+    ///
+    /// ```
+    /// use ferry_protocol::types::{GetPromptResult, PromptMessage};
+    ///
+    /// let result = GetPromptResult {
+    ///     messages: vec![PromptMessage::user("Review this."), PromptMessage::assistant("Sure.")],
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(result.text(), "Review this.\nSure.");
+    /// ```
+    pub fn text(&self) -> String {
+        let texts: Vec<&str> = self
+            .messages
+            .iter()
+            .filter_map(|message| message.content.as_text())
+            .collect();
+        texts.join("\n")
+    }
+}

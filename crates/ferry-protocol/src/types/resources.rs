@@ -149,6 +149,65 @@ pub struct ReadResourceResult {
     pub meta: Option<ResultMeta>,
 }
 
+impl ReadResourceResult {
+    /// The text of the text contents, joined with newlines (blobs are skipped): what a
+    /// reader returning a `String` gave.
+    ///
+    /// ```
+    /// use ferry_protocol::types::{ReadResourceResult, ResourceContents};
+    ///
+    /// let read = ReadResourceResult {
+    ///     contents: vec![ResourceContents::text("notes://1", "text/plain", "milk")],
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(read.text(), "milk");
+    /// ```
+    pub fn text(&self) -> String {
+        let texts: Vec<&str> = self
+            .contents
+            .iter()
+            .filter_map(ResourceContents::as_text)
+            .collect();
+        texts.join("\n")
+    }
+
+    /// The bytes of the first blob contents, decoded from base64; `None` when there is no
+    /// blob, or it is not valid base64.
+    ///
+    /// ```
+    /// use ferry_protocol::types::{ReadResourceResult, ResourceContents};
+    ///
+    /// let read = ReadResourceResult {
+    ///     contents: vec![ResourceContents::blob("logo://png", "image/png", "iVBORw==")],
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(read.blob().unwrap(), b"\x89PNG");
+    /// ```
+    pub fn blob(&self) -> Option<Vec<u8>> {
+        self.contents
+            .iter()
+            .find(|contents| matches!(contents, ResourceContents::Blob(_)))
+            .and_then(ResourceContents::blob_bytes)
+    }
+
+    /// The text contents (see [`text`](Self::text)) parsed as JSON into `T`: what a
+    /// reader returning `Json<T>` gave.
+    ///
+    /// ```
+    /// use ferry_protocol::types::{ReadResourceResult, ResourceContents};
+    ///
+    /// let read = ReadResourceResult {
+    ///     contents: vec![ResourceContents::text("config://app", "application/json", r#"{"debug":true}"#)],
+    ///     ..Default::default()
+    /// };
+    /// let config: serde_json::Value = read.json().unwrap();
+    /// assert_eq!(config["debug"], true);
+    /// ```
+    pub fn json<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_str(&self.text())
+    }
+}
+
 /// `resources/subscribe` and `resources/unsubscribe` params (session era).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ResourceRequestParams {

@@ -1,5 +1,6 @@
 //! Tools: `tools/list`, `tools/call`.
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::common::{CacheScope, Cursor, Icon, ResultType};
@@ -7,6 +8,7 @@ use super::content::{ContentBlock, TextContent};
 use super::meta::{JsonObject, Meta, RequestMeta, ResultMeta};
 use super::mrtr::InputResponses;
 use super::tasks::TaskMetadata;
+use crate::conform::WRAPPED_RESULT;
 
 /// A tool the server offers.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -214,6 +216,86 @@ impl CallToolResult {
 }
 
 impl CallToolResult {
+    /// The text of the result's text blocks, joined with newlines (other blocks are
+    /// skipped): what a tool returning a `String` said, or an `isError` result's message.
+    ///
+    /// ```
+    /// use ferry_protocol::types::{CallToolResult, ContentBlock};
+    ///
+    /// let result = CallToolResult::success(vec![ContentBlock::text("3")]);
+    /// assert_eq!(result.text(), "3");
+    /// assert_eq!(CallToolResult::error("no such city").text(), "no such city");
+    /// ```
+    pub fn text(&self) -> String {
+        let texts: Vec<&str> = self
+            .content
+            .iter()
+            .filter_map(ContentBlock::as_text)
+            .collect();
+        texts.join("\n")
+    }
+
+    /// Whether the tool reported a failure (`isError: true`).
+    ///
+    /// ```
+    /// use ferry_protocol::types::CallToolResult;
+    ///
+    /// assert!(CallToolResult::error("division by zero").is_error());
+    /// assert!(!CallToolResult::success(vec![]).is_error());
+    /// ```
+    pub fn is_error(&self) -> bool {
+        self.is_error == Some(true)
+    }
+
+    /// `structuredContent` deserialized into `T`: the tool's typed output.
+    ///
+    /// Before 2026-07-28 structured content must be an object, and a server sends a
+    /// non-object output (a list, a number) wrapped as `{"result": value}` (see
+    /// [`conform::WRAPPED_RESULT`](crate::conform::WRAPPED_RESULT)): when the content
+    /// is not a `T` but is such a wrapper, its `result` is read instead, so `T` is the
+    /// tool's output type in every revision. An error when there is no structured
+    /// content or it is not a `T`.
+    ///
+    /// ```
+    /// use ferry_protocol::types::CallToolResult;
+    /// use serde_json::json;
+    ///
+    /// let result = CallToolResult {
+    ///     structured_content: Some(json!({"value": 0.25})),
+    ///     ..Default::default()
+    /// };
+    /// #[derive(serde::Deserialize)]
+    /// struct Quotient {
+    ///     value: f64,
+    /// }
+    /// assert_eq!(result.structured::<Quotient>().unwrap().value, 0.25);
+    ///
+    /// // A list, as a client of 2025-06-18 receives it.
+    /// let wrapped = CallToolResult {
+    ///     structured_content: Some(json!({"result": ["red", "blue"]})),
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(wrapped.structured::<Vec<String>>().unwrap(), ["red", "blue"]);
+    /// assert!(CallToolResult::default().structured::<Vec<String>>().is_err());
+    /// ```
+    pub fn structured<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        let Some(value) = &self.structured_content else {
+            return Err(serde::de::Error::custom(
+                "the result has no structuredContent",
+            ));
+        };
+        match T::deserialize(value) {
+            Ok(typed) => Ok(typed),
+            Err(error) => match value.as_object() {
+                Some(wrapper) if wrapper.len() == 1 => match wrapper.get(WRAPPED_RESULT) {
+                    Some(inner) => T::deserialize(inner),
+                    None => Err(error),
+                },
+                _ => Err(error),
+            },
+        }
+    }
+
     /// The JSON text of `CallToolResult::success(vec![ContentBlock::text(text)])`, the
     /// result of most tools, written without building it: the same bytes as
     /// [`to_json`](CallToolResult::to_json) (one allocation and a content block fewer per

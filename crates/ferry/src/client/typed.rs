@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use ferry_protocol::conform::{WRAPPED_MARKER, WRAPPED_RESULT};
-use ferry_protocol::types::{CallToolResult, ContentBlock};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -54,8 +53,8 @@ impl Client {
         arguments: Value,
     ) -> Result<T, ClientError> {
         let result = self.call_tool(name, arguments).await?;
-        if result.is_error == Some(true) {
-            return Err(ClientError::ToolFailed(text_of(&result)));
+        if result.is_error() {
+            return Err(ClientError::ToolFailed(result.text()));
         }
         let Some(structured) = result.structured_content else {
             return Err(ClientError::InvalidResult(format!(
@@ -133,17 +132,4 @@ impl Client {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
     }
-}
-
-/// The text blocks of a result, joined (what an `isError` result says).
-fn text_of(result: &CallToolResult) -> String {
-    let texts: Vec<&str> = result
-        .content
-        .iter()
-        .filter_map(|block| match block {
-            ContentBlock::Text(text) => Some(text.text.as_str()),
-            _ => None,
-        })
-        .collect();
-    texts.join("\n")
 }

@@ -18,7 +18,9 @@ use super::extract::HandlerFn;
 use super::prompts::{IntoPromptResult, PromptEntry, typed_prompt};
 use super::registry::{Change, Entries, Registry};
 use super::request_state::{DEFAULT_REQUEST_STATE_TTL, Sealer};
-use super::resources::{ReadHandler, ResourceEntry, TemplateEntry, reader};
+use super::resources::{
+    IntoReadResult, ReadHandler, ResourceEntry, TemplateEntry, default_mime_type, reader,
+};
 use super::session;
 use super::stats::ServerStats;
 use super::tools::{IntoToolResult, ToolEntry, raw_tool, typed_tool};
@@ -218,15 +220,20 @@ impl Server {
     /// # Panics
     ///
     /// If the reader takes a [`State`](super::State) the server was not given.
-    pub fn add_resource<M, R: ReadHandler<M>>(&self, resource: Resource, read: R) {
+    pub fn add_resource<M, R>(&self, mut resource: Resource, read: R)
+    where
+        R: ReadHandler<M>,
+        R::Output: IntoReadResult,
+    {
         let what = format!("resource {:?}", resource.uri);
         let problems = missing_states(
             |id| self.has_state(id),
             R::required_states().into_iter().map(|s| (what.as_str(), s)),
         );
         assert!(problems.is_empty(), "{}", problems.join("; "));
+        default_mime_type::<R::Output>(&mut resource.mime_type);
         let entry = ResourceEntry {
-            read: reader(read),
+            read: reader(read, resource.mime_type.clone()),
             resource,
         };
         self.resources()
@@ -468,14 +475,36 @@ impl ServerBuilder {
     }
 
     /// Add a static resource, read by `read`: an async function of extractors (see
-    /// [`ReadHandler`]). A URI registered twice, or a [`State`](super::State) the server
-    /// was not given, is a mistake [`try_build`](Self::try_build) reports.
-    pub fn resource<M, R: ReadHandler<M>>(mut self, resource: Resource, read: R) -> Self {
+    /// [`ReadHandler`]) returning the contents — a `String`, bytes, [`Json`](super::Json),
+    /// a [`ReadResult`](super::ReadResult)... (see [`IntoReadResult`]), typed with the
+    /// resource's `mime_type` (which, when not given, is the output's default:
+    /// `text/plain` for a `String`...). A URI registered twice, or a
+    /// [`State`](super::State) the server was not given, is a mistake
+    /// [`try_build`](Self::try_build) reports.
+    ///
+    /// ```
+    /// use ferry::protocol::types::Resource;
+    /// use ferry::server::Server;
+    ///
+    /// let server = Server::builder("demo", "1")
+    ///     .resource(
+    ///         Resource::new("readme://md", "readme").mime_type("text/markdown"),
+    ///         || async { "# Demo" },
+    ///     )
+    ///     .build();
+    /// # let _ = server;
+    /// ```
+    pub fn resource<M, R>(mut self, mut resource: Resource, read: R) -> Self
+    where
+        R: ReadHandler<M>,
+        R::Output: IntoReadResult,
+    {
         let uri = resource.uri.clone();
         self.need(format!("resource {uri:?}"), R::required_states());
+        default_mime_type::<R::Output>(&mut resource.mime_type);
         let entry = ResourceEntry {
+            read: reader(read, resource.mime_type.clone()),
             resource,
-            read: reader(read),
         };
         if let Err(problem) = self
             .settings
@@ -488,13 +517,29 @@ impl ServerBuilder {
     }
 
     /// Add a resource template: `read` gets the URI and the variables it matched
-    /// (RFC 6570) and extractors (see [`ReadHandler`]). A template that does not parse or
-    /// is registered twice is a mistake [`try_build`](Self::try_build) reports.
-    pub fn resource_template<M, R: ReadHandler<M>>(
-        mut self,
-        template: ResourceTemplate,
-        read: R,
-    ) -> Self {
+    /// (RFC 6570) and extractors (see [`ReadHandler`]), and returns the contents of that
+    /// URI as a static resource's reader does (see [`IntoReadResult`]), typed with the
+    /// template's `mime_type`. A template that does not parse or is registered twice is a
+    /// mistake [`try_build`](Self::try_build) reports.
+    ///
+    /// ```
+    /// use ferry::protocol::types::ResourceTemplate;
+    /// use ferry::server::{Server, TemplateVars};
+    ///
+    /// async fn greeting(_uri: String, vars: TemplateVars) -> String {
+    ///     format!("Hello, {}!", vars["name"])
+    /// }
+    ///
+    /// let server = Server::builder("demo", "1")
+    ///     .resource_template(ResourceTemplate::new("greetings://{name}", "greeting"), greeting)
+    ///     .build();
+    /// # let _ = server;
+    /// ```
+    pub fn resource_template<M, R>(mut self, mut template: ResourceTemplate, read: R) -> Self
+    where
+        R: ReadHandler<M>,
+        R::Output: IntoReadResult,
+    {
         let key = template.uri_template.clone();
         self.need(format!("resource template {key:?}"), R::required_states());
         let matcher = match UriTemplate::parse(&template.uri_template) {
@@ -505,10 +550,11 @@ impl ServerBuilder {
                 return self;
             }
         };
+        default_mime_type::<R::Output>(&mut template.mime_type);
         let entry = TemplateEntry {
+            read: reader(read, template.mime_type.clone()),
             template,
             matcher,
-            read: reader(read),
         };
         if let Err(problem) = self
             .settings

@@ -222,7 +222,7 @@ impl Listed for PromptEntry {
 }
 
 /// `prompts/get`: the prompt's future (see [`Answer`] for its answer); an unknown prompt
-/// or a missing required argument -> `-32602`.
+/// (named in `data.name`) or a missing required argument -> `-32602`.
 pub(crate) fn get(
     server: &Server,
     name: &str,
@@ -235,9 +235,10 @@ pub(crate) fn get(
         .get(name)
         .filter(|_| visible(&server.visibility().prompts, name, &cx));
     let Some(entry) = entry else {
-        return Err(ErrorObject::invalid_params(format!(
-            "unknown prompt {name:?}"
-        )));
+        return Err(
+            ErrorObject::invalid_params(format!("unknown prompt {name:?}"))
+                .with_data(serde_json::json!({ "name": name })),
+        );
     };
     let declared = entry.prompt.arguments.as_deref().unwrap_or_default();
     if let Some(missing) = declared

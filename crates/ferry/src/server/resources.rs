@@ -11,7 +11,10 @@ use ferry_protocol::types::{
     Cursor, ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource,
     ResourceContents, ResourceTemplate,
 };
+use futures_util::FutureExt;
+use futures_util::future::Either;
 use indexmap::IndexMap;
+use serde::Serialize;
 
 use super::builder::CacheHint;
 use super::context::Context;
@@ -21,6 +24,7 @@ use super::list::Listed;
 use super::pipeline::{Answer, Answering};
 use super::registry::Registry;
 use super::reply::Call;
+use super::tools::Json;
 use super::uri_template::UriTemplate;
 use super::visibility::{Rules, Visibility, visible};
 use crate::engine::HandlerResult;
@@ -97,23 +101,24 @@ pub(crate) struct TemplateEntry {
 /// An async function usable as a resource reader, taking the same extractors as tools and
 /// prompts ([`FromContext`]: `Context`, `State<T>`, `Cancel`, `Peer`...): either only
 /// extractors, or first the requested URI and the variables a template matched
-/// (`String`, [`TemplateVars`]; empty for a static resource), then extractors. It returns a
-/// [`ReadResult`]. `M` only tells the implementations apart.
+/// (`String`, [`TemplateVars`]; empty for a static resource), then extractors. It returns
+/// what [`IntoReadResult`] turns into contents: a `String` (text), bytes (a blob),
+/// [`Json<T>`](super::Json), an `Option` of these (`None`: not found), a [`ReadResult`],
+/// or a `Result` of these. `M` only tells the implementations apart.
 ///
 /// ```
-/// use ferry::protocol::types::{Resource, ResourceContents, ResourceTemplate};
-/// use ferry::server::{ReadResult, Server, State, TemplateVars};
+/// use ferry::protocol::types::{Resource, ResourceTemplate};
+/// use ferry::server::{ResourceError, Server, State, TemplateVars};
 ///
 /// struct Notes(Vec<String>);
 ///
-/// async fn all(notes: State<Notes>) -> ReadResult {
-///     Ok(vec![ResourceContents::text("notes://all", "text/plain", notes.0.join("\n"))])
+/// async fn all(notes: State<Notes>) -> String {
+///     notes.0.join("\n")
 /// }
 ///
-/// async fn one(uri: String, vars: TemplateVars, notes: State<Notes>) -> ReadResult {
-///     let index: usize = vars["id"].parse().map_err(|_| ferry::server::ResourceError::NotFound(uri.clone()))?;
-///     let note = notes.0.get(index).ok_or_else(|| ferry::server::ResourceError::NotFound(uri.clone()))?;
-///     Ok(vec![ResourceContents::text(uri, "text/plain", note.clone())])
+/// async fn one(uri: String, vars: TemplateVars, notes: State<Notes>) -> Result<String, ResourceError> {
+///     let index: usize = vars["id"].parse().map_err(|_| ResourceError::NotFound(uri.clone()))?;
+///     notes.0.get(index).cloned().ok_or(ResourceError::NotFound(uri))
 /// }
 ///
 /// let server = Server::builder("notes", "1")
@@ -126,11 +131,21 @@ pub(crate) struct TemplateEntry {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a resource reader",
     note = "a reader is an async fn taking extractors (Context, State<T>, Cancel, Peer, \
-            Meta...), or (String, TemplateVars) and then extractors, and returning a ReadResult"
+            Meta...), or (String, TemplateVars) and then extractors, and returning a String, \
+            bytes, Json<T>, a ReadResult, or an Option or Result of one of these"
 )]
 pub trait ReadHandler<M>: Send + Sync + 'static {
-    /// Read `uri` (whose template matched `vars`) for the request of `cx`.
-    fn read(&self, uri: String, vars: TemplateVars, cx: Context) -> BoxFuture<ReadResult>;
+    /// What the reader returns (turned into contents by [`IntoReadResult`]).
+    type Output: Send + 'static;
+
+    /// Read `uri` (whose template matched `vars`) for the request of `cx`; an extractor's
+    /// refusal is the error.
+    fn read(
+        &self,
+        uri: String,
+        vars: TemplateVars,
+        cx: Context,
+    ) -> impl Future<Output = Result<Self::Output, ResourceError>> + Send + 'static;
 
     /// The application state the extractors take (see [`FromContext::required_state`]).
     #[doc(hidden)]
@@ -149,21 +164,36 @@ pub struct Extractors;
 #[derive(Debug)]
 pub struct UriAndVars;
 
+/// An extractor's refusal, as the read's outcome.
+type Refused<T> = std::future::Ready<Result<T, ResourceError>>;
+
+fn refused<T>(error: ErrorObject) -> Refused<T> {
+    std::future::ready(Err(ResourceError::Rejected(error)))
+}
+
 macro_rules! read_handler {
     ($($t:ident),*) => {
         impl<F, Fut, $($t,)*> ReadHandler<(Extractors, $($t,)*)> for F
         where
             F: Fn($($t,)*) -> Fut + Send + Sync + 'static,
-            Fut: Future<Output = ReadResult> + Send + 'static,
+            Fut: Future + Send + 'static,
+            Fut::Output: Send + 'static,
             $($t: FromContext,)*
         {
+            type Output = Fut::Output;
+
             #[allow(non_snake_case, unused_variables)]
-            fn read(&self, _uri: String, _vars: TemplateVars, cx: Context) -> BoxFuture<ReadResult> {
+            fn read(
+                &self,
+                _uri: String,
+                _vars: TemplateVars,
+                cx: Context,
+            ) -> impl Future<Output = Result<Fut::Output, ResourceError>> + Send + 'static {
                 $(let $t = match $t::from_context(&cx) {
                     Ok(value) => value,
-                    Err(error) => return Box::pin(std::future::ready(Err(ResourceError::Rejected(error)))),
+                    Err(error) => return Either::Right(refused(error)),
                 };)*
-                Box::pin(self($($t,)*))
+                Either::<_, Refused<Fut::Output>>::Left(self($($t,)*).map(Ok))
             }
 
             fn required_states() -> Vec<(TypeId, &'static str)> {
@@ -175,16 +205,24 @@ macro_rules! read_handler {
         impl<F, Fut, $($t,)*> ReadHandler<(UriAndVars, $($t,)*)> for F
         where
             F: Fn(String, TemplateVars, $($t,)*) -> Fut + Send + Sync + 'static,
-            Fut: Future<Output = ReadResult> + Send + 'static,
+            Fut: Future + Send + 'static,
+            Fut::Output: Send + 'static,
             $($t: FromContext,)*
         {
+            type Output = Fut::Output;
+
             #[allow(non_snake_case, unused_variables)]
-            fn read(&self, uri: String, vars: TemplateVars, cx: Context) -> BoxFuture<ReadResult> {
+            fn read(
+                &self,
+                uri: String,
+                vars: TemplateVars,
+                cx: Context,
+            ) -> impl Future<Output = Result<Fut::Output, ResourceError>> + Send + 'static {
                 $(let $t = match $t::from_context(&cx) {
                     Ok(value) => value,
-                    Err(error) => return Box::pin(std::future::ready(Err(ResourceError::Rejected(error)))),
+                    Err(error) => return Either::Right(refused(error)),
                 };)*
-                Box::pin(self(uri, vars, $($t,)*))
+                Either::<_, Refused<Fut::Output>>::Left(self(uri, vars, $($t,)*).map(Ok))
             }
 
             fn required_states() -> Vec<(TypeId, &'static str)> {
@@ -202,9 +240,240 @@ read_handler!(T1, T2, T3);
 read_handler!(T1, T2, T3, T4);
 read_handler!(T1, T2, T3, T4, T5);
 
-/// Wrap a reader.
-pub(crate) fn reader<M, R: ReadHandler<M>>(read: R) -> ReadFn {
-    Arc::new(move |uri, vars, cx| read.read(uri, vars, cx))
+/// Wrap a reader: its output becomes the contents of the URI read, typed `mime_type` (the
+/// resource's or template's) unless the output says otherwise.
+pub(crate) fn reader<M, R>(read: R, mime_type: Option<String>) -> ReadFn
+where
+    R: ReadHandler<M>,
+    R::Output: IntoReadResult,
+{
+    let mime_type: Option<Arc<str>> = mime_type.map(Arc::from);
+    Arc::new(move |uri: String, vars, cx| {
+        let reading = read.read(uri.clone(), vars, cx);
+        let mime_type = mime_type.clone();
+        Box::pin(async move { reading.await?.into_read_result(&uri, mime_type.as_deref()) })
+    })
+}
+
+/// The MIME type a resource without one is listed with: the one its reader's output
+/// gives (`text/plain` for a `String`...), if any.
+pub(crate) fn default_mime_type<T: IntoReadResult>(declared: &mut Option<String>) {
+    if declared.is_none() {
+        *declared = T::default_mime_type().map(str::to_owned);
+    }
+}
+
+/// The contents of a resource, from a reader's return value.
+///
+/// A value without a MIME type of its own is typed with the one the resource (or the
+/// template) declares, else its default, which is also what the resource is listed with
+/// when it declares none:
+///
+/// | the reader returns | contents | default MIME type |
+/// |---|---|---|
+/// | `String`, `&'static str` | text | `text/plain` |
+/// | `Vec<u8>`, `&'static [u8]`, `bytes::Bytes` | a blob (base64 on the wire) | `application/octet-stream` |
+/// | [`Json<T>`](super::Json) (`T: Serialize`) | the JSON text | `application/json` |
+/// | [`ResourceContents`], `Vec<ResourceContents>` ([`ReadResult`]'s) | as they are | — |
+/// | `Option<T>` | `T`'s; `None` is "not found" | `T`'s |
+/// | `Result<T, E>` | `T`'s; `Err` as below | `T`'s |
+///
+/// An `Err` that is a [`ResourceError`] is answered as that error says (not found with
+/// the revision's code, invalid params...), an [`ErrorObject`] as it is, and any other
+/// error (`E: Display`) with `-32603` and its message.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use ferry::protocol::types::{Resource, ResourceTemplate};
+/// use ferry::server::{Json, Server, TemplateVars, TestClient, TestError};
+///
+/// #[derive(serde::Serialize)]
+/// struct Config {
+///     debug: bool,
+/// }
+///
+/// let server = Server::builder("demo", "1")
+///     .resource(Resource::new("motd://today", "motd"), || async { "Hello!" })
+///     .resource(
+///         Resource::new("config://app", "config"),
+///         || async { Json(Config { debug: true }) },
+///     )
+///     .resource(
+///         Resource::new("logo://png", "logo").mime_type("image/png"),
+///         || async { vec![0x89, b'P', b'N', b'G'] },
+///     )
+///     .resource_template(
+///         ResourceTemplate::new("users://{id}", "user"),
+///         |_uri: String, vars: TemplateVars| async move {
+///             (vars["id"] == "1").then_some("Ada")
+///         },
+///     )
+///     .build();
+/// let client = TestClient::new(&server).await.unwrap();
+/// let motd = client.read_resource("motd://today").await.unwrap();
+/// assert_eq!(motd.text(), "Hello!");
+/// assert_eq!(motd.contents[0].mime_type(), Some("text/plain"));
+/// let config = client.read_resource("config://app").await.unwrap();
+/// assert_eq!(config.text(), r#"{"debug":true}"#);
+/// assert_eq!(config.contents[0].mime_type(), Some("application/json"));
+/// let logo = client.read_resource("logo://png").await.unwrap();
+/// assert_eq!(logo.blob().unwrap(), b"\x89PNG");
+/// assert_eq!(logo.contents[0].mime_type(), Some("image/png"));
+/// assert_eq!(client.read_resource("users://1").await.unwrap().text(), "Ada");
+/// let missing = client.read_resource("users://2").await.unwrap_err();
+/// assert_eq!(missing, TestError::NotFound("users://2".into()));
+/// # });
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a resource reader",
+    note = "return a String or &'static str (text), Vec<u8> or Bytes (a blob), Json<T> (JSON \
+            text), ResourceContents or a ReadResult, or an Option or Result of one of these"
+)]
+pub trait IntoReadResult {
+    /// The contents read from `uri`; `mime_type` is the resource's declared one, if any.
+    fn into_read_result(self, uri: &str, mime_type: Option<&str>) -> ReadResult;
+
+    /// The MIME type of such contents when the resource declares none.
+    fn default_mime_type() -> Option<&'static str> {
+        None
+    }
+}
+
+const TEXT: &str = "text/plain";
+const BYTES: &str = "application/octet-stream";
+const JSON: &str = "application/json";
+
+/// Text contents of `uri`.
+fn text(uri: &str, mime_type: Option<&str>, text: String) -> ReadResult {
+    Ok(vec![ResourceContents::text(
+        uri,
+        mime_type.unwrap_or(TEXT),
+        text,
+    )])
+}
+
+/// Blob contents of `uri`.
+fn blob(uri: &str, mime_type: Option<&str>, bytes: &[u8]) -> ReadResult {
+    use base64::Engine as _;
+    Ok(vec![ResourceContents::blob(
+        uri,
+        mime_type.unwrap_or(BYTES),
+        base64::engine::general_purpose::STANDARD.encode(bytes),
+    )])
+}
+
+impl IntoReadResult for String {
+    fn into_read_result(self, uri: &str, mime_type: Option<&str>) -> ReadResult {
+        text(uri, mime_type, self)
+    }
+
+    fn default_mime_type() -> Option<&'static str> {
+        Some(TEXT)
+    }
+}
+
+impl IntoReadResult for &'static str {
+    fn into_read_result(self, uri: &str, mime_type: Option<&str>) -> ReadResult {
+        text(uri, mime_type, self.to_owned())
+    }
+
+    fn default_mime_type() -> Option<&'static str> {
+        Some(TEXT)
+    }
+}
+
+impl IntoReadResult for Vec<u8> {
+    fn into_read_result(self, uri: &str, mime_type: Option<&str>) -> ReadResult {
+        blob(uri, mime_type, &self)
+    }
+
+    fn default_mime_type() -> Option<&'static str> {
+        Some(BYTES)
+    }
+}
+
+impl IntoReadResult for &'static [u8] {
+    fn into_read_result(self, uri: &str, mime_type: Option<&str>) -> ReadResult {
+        blob(uri, mime_type, self)
+    }
+
+    fn default_mime_type() -> Option<&'static str> {
+        Some(BYTES)
+    }
+}
+
+impl IntoReadResult for bytes::Bytes {
+    fn into_read_result(self, uri: &str, mime_type: Option<&str>) -> ReadResult {
+        blob(uri, mime_type, &self)
+    }
+
+    fn default_mime_type() -> Option<&'static str> {
+        Some(BYTES)
+    }
+}
+
+impl<T: Serialize> IntoReadResult for Json<T> {
+    fn into_read_result(self, uri: &str, mime_type: Option<&str>) -> ReadResult {
+        let json = serde_json::to_string(&self.0).map_err(|e| {
+            ResourceError::Failed(format!("the resource's contents did not serialize: {e}"))
+        })?;
+        Ok(vec![ResourceContents::text(
+            uri,
+            mime_type.unwrap_or(JSON),
+            json,
+        )])
+    }
+
+    fn default_mime_type() -> Option<&'static str> {
+        Some(JSON)
+    }
+}
+
+impl IntoReadResult for ResourceContents {
+    fn into_read_result(self, _uri: &str, _mime_type: Option<&str>) -> ReadResult {
+        Ok(vec![self])
+    }
+}
+
+impl IntoReadResult for Vec<ResourceContents> {
+    fn into_read_result(self, _uri: &str, _mime_type: Option<&str>) -> ReadResult {
+        Ok(self)
+    }
+}
+
+impl<T: IntoReadResult> IntoReadResult for Option<T> {
+    fn into_read_result(self, uri: &str, mime_type: Option<&str>) -> ReadResult {
+        match self {
+            Some(value) => value.into_read_result(uri, mime_type),
+            None => Err(ResourceError::NotFound(uri.to_owned())),
+        }
+    }
+
+    fn default_mime_type() -> Option<&'static str> {
+        T::default_mime_type()
+    }
+}
+
+impl<T: IntoReadResult, E: std::fmt::Display + 'static> IntoReadResult for Result<T, E> {
+    fn into_read_result(self, uri: &str, mime_type: Option<&str>) -> ReadResult {
+        match self {
+            Ok(value) => value.into_read_result(uri, mime_type),
+            Err(error) => {
+                let any = &error as &dyn std::any::Any;
+                Err(if let Some(chosen) = any.downcast_ref::<ResourceError>() {
+                    chosen.clone()
+                } else if let Some(chosen) = any.downcast_ref::<ErrorObject>() {
+                    ResourceError::Rejected(chosen.clone())
+                } else {
+                    ResourceError::Failed(error.to_string())
+                })
+            }
+        }
+    }
+
+    fn default_mime_type() -> Option<&'static str> {
+        T::default_mime_type()
+    }
 }
 
 impl Listed for ResourceEntry {

@@ -204,10 +204,7 @@ pub(crate) async fn start(
 ) -> HandlerResult {
     let known = server.tools().snapshot();
     let Some(entry) = known.entries.get(&params.name) else {
-        return Err(ErrorObject::invalid_params(format!(
-            "unknown tool {:?}",
-            params.name
-        )));
+        return Err(tools::unknown_tool(&params.name));
     };
     if support(entry.head()) == TaskSupport::Forbidden {
         return Err(ErrorObject::method_not_found(&format!(

@@ -426,6 +426,14 @@ where
     ToolEntry::new(tool, None, run)
 }
 
+/// `-32602` for a tool that does not exist (or that the caller may not see), naming it in
+/// `data` as a missing resource's error names its URI: a client tells "no such tool" from
+/// bad arguments in every revision.
+pub(crate) fn unknown_tool(name: &str) -> ErrorObject {
+    ErrorObject::invalid_params(format!("unknown tool {name:?}"))
+        .with_data(serde_json::json!({ "name": name }))
+}
+
 /// How an argument error is reported in `version`: `-32602` up to 2025-06-18, an
 /// `isError` result from 2025-11-25 (SEP-1303: the model can correct itself).
 fn argument_error_is_result(version: ProtocolVersion) -> bool {
@@ -461,7 +469,7 @@ impl Listed for ToolEntry {
 }
 
 /// `tools/call`: the tool's future, its arguments parsed (see [`Answer`] for its answer).
-/// An unknown tool -> `-32602`; a tool that requires a task called without one (`as_task`
+/// An unknown tool -> `-32602` ([`unknown_tool`]); a tool that requires a task called without one (`as_task`
 /// false) in a revision with tasks -> `-32601`.
 ///
 /// The lookup is done at once and the returned future holds only what the running tool
@@ -483,9 +491,7 @@ pub(crate) fn call(
     });
     let found = found.filter(|_| visible(&server.visibility().tools, name, &cx));
     let Some((run, requires_task)) = found else {
-        return Err(ErrorObject::invalid_params(format!(
-            "unknown tool {name:?}"
-        )));
+        return Err(unknown_tool(name));
     };
     if requires_task && !as_task && call.version.has(Feature::Tasks) {
         return Err(ErrorObject::method_not_found(&format!(

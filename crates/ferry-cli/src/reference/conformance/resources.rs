@@ -41,13 +41,8 @@ pub(super) fn register(builder: ServerBuilder) -> ServerBuilder {
                 "A static text resource for testing",
                 "text/plain",
             ),
-            |_cx: Context| async {
-                Ok(vec![ResourceContents::text(
-                    "test://static-text",
-                    "text/plain",
-                    STATIC_TEXT,
-                )])
-            },
+            // Its text, typed text/plain by the resource.
+            |_cx: Context| async { STATIC_TEXT },
         )
         .resource(
             resource(
@@ -58,11 +53,7 @@ pub(super) fn register(builder: ServerBuilder) -> ServerBuilder {
                 "image/png",
             ),
             |_cx: Context| async {
-                Ok(vec![ResourceContents::blob(
-                    "test://static-binary",
-                    "image/png",
-                    PNG_BASE64,
-                )])
+                ResourceContents::blob("test://static-binary", "image/png", PNG_BASE64)
             },
         )
         .resource(
@@ -75,13 +66,7 @@ pub(super) fn register(builder: ServerBuilder) -> ServerBuilder {
                 "A resource to subscribe to",
                 "text/plain",
             ),
-            |_cx: Context| async {
-                Ok(vec![ResourceContents::text(
-                    "test://watched-resource",
-                    "text/plain",
-                    "Watched resource content",
-                )])
-            },
+            |_cx: Context| async { "Watched resource content" },
         )
         .resource_template(
             ResourceTemplate {
