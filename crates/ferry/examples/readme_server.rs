@@ -3,8 +3,7 @@
 
 use std::sync::Mutex;
 
-use ferry::protocol::types::ResourceContents;
-use ferry::server::{ReadResult, Server};
+use ferry::server::Server;
 use ferry::{tool, tools};
 
 /// Add two numbers.
@@ -38,13 +37,8 @@ impl Notes {
 
     /// Every note, one per line.
     #[resource("notes://all", mime_type = "text/plain")]
-    async fn all(&self) -> ReadResult {
-        let text = self.0.lock().unwrap().join("\n");
-        Ok(vec![ResourceContents::text(
-            "notes://all",
-            "text/plain",
-            text,
-        )])
+    async fn all(&self) -> String {
+        self.0.lock().unwrap().join("\n")
     }
 }
 
