@@ -102,6 +102,8 @@ fn waiting_notes(stderr: &str) -> Vec<(u64, u64)> {
         .collect()
 }
 
+// Seventy seconds by design: in the full tier only (feature `long`).
+#[cfg(feature = "long")]
 #[test]
 fn a_child_that_answers_after_70_s_is_waited_for_and_said_to_be_running() {
     let scratch = Scratch::new("seventy");
