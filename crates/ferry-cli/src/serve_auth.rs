@@ -24,6 +24,10 @@ pub(crate) struct AuthArgs {
         conflicts_with = "auth_introspection"
     )]
     auth_jwks: Option<String>,
+    /// Also accept JWT access tokens typed `JWT` or not typed, for authorization servers
+    /// that do not type them `at+jwt` (RFC 9068).
+    #[arg(long, requires = "auth_jwks")]
+    auth_plain_jwt: bool,
     /// Verify tokens with this RFC 7662 introspection endpoint (with `--auth-client-id`
     /// and `--auth-client-secret`, or the `FERRY_AUTH_CLIENT_SECRET` environment variable).
     #[arg(long, value_name = "URL", requires_all = ["auth_issuer", "auth_client_id"])]
@@ -64,10 +68,15 @@ impl AuthArgs {
             tool_scopes.push((tool.to_owned(), scope.to_owned()));
         }
         let server = match (&self.auth_jwks, &self.auth_introspection) {
-            (Some(jwks), None) => ResourceServer::new(
-                resource,
-                JwtVerifier::new(Jwks::new(jwks), issuer, resource),
-            ),
+            (Some(jwks), None) => {
+                let verifier = JwtVerifier::new(Jwks::new(jwks), issuer, resource);
+                let verifier = if self.auth_plain_jwt {
+                    verifier.plain_jwt()
+                } else {
+                    verifier
+                };
+                ResourceServer::new(resource, verifier)
+            }
             (None, Some(endpoint)) => {
                 let secret = match &self.auth_client_secret {
                     Some(secret) => secret.clone(),

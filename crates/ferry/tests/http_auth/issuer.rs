@@ -54,11 +54,25 @@ impl SigningKey {
         }
     }
 
-    /// A token with these claims, signed by this key.
+    /// An RFC 9068 access token (`typ: at+jwt`) with these claims, signed by this key.
     pub(crate) fn sign(&self, claims: &Value) -> String {
         let mut header = Header::new(Algorithm::ES256);
         header.kid = Some(self.kid.clone());
+        header.typ = Some("at+jwt".into());
         jsonwebtoken::encode(&header, claims, &self.key).expect("signed")
+    }
+
+    /// A token with this header as written (`crit`, another `typ`...) and these claims,
+    /// signed by this key with ES256.
+    pub(crate) fn sign_with_header(&self, header: &Value, claims: &Value) -> String {
+        let message = format!(
+            "{}.{}",
+            URL_SAFE_NO_PAD.encode(header.to_string()),
+            URL_SAFE_NO_PAD.encode(claims.to_string())
+        );
+        let signature = jsonwebtoken::crypto::sign(message.as_bytes(), &self.key, Algorithm::ES256)
+            .expect("signed");
+        format!("{message}.{signature}")
     }
 }
 

@@ -55,7 +55,11 @@ struct Fixture {
 
 /// How the fixture's resource server verifies tokens.
 enum Verify {
-    Jwt { min_refetch: Duration },
+    Jwt {
+        min_refetch: Duration,
+    },
+    /// JWTs, also those typed `JWT` or not typed (`JwtVerifier::plain_jwt`).
+    PlainJwt,
     Introspection,
 }
 
@@ -73,6 +77,10 @@ async fn start_with(verify: Verify, config: HttpConfig) -> Fixture {
         Verify::Jwt { min_refetch } => {
             let jwks = Jwks::new(issuer.jwks_url()).min_refetch(min_refetch);
             ResourceServer::new(&url, JwtVerifier::new(jwks, &issuer.url, &url))
+        }
+        Verify::PlainJwt => {
+            let jwks = Jwks::new(issuer.jwks_url());
+            ResourceServer::new(&url, JwtVerifier::new(jwks, &issuer.url, &url).plain_jwt())
         }
         Verify::Introspection => {
             let (id, secret) = INTROSPECTION_CLIENT;
@@ -222,6 +230,52 @@ async fn a_valid_token_reaches_the_handler_with_its_claims() {
 }
 
 #[tokio::test]
+async fn access_token_types_and_clock_skew_within_the_leeway_are_accepted() {
+    let f = start(jwt()).await;
+    let issuer = &f.issuer;
+    let valid = issuer.claims(&f.url, "mcp:tools");
+    let mut skewed = valid.clone();
+    skewed["iat"] = json!(now() + 10);
+    let mut no_iat = valid.clone();
+    no_iat.as_object_mut().unwrap().remove("iat");
+    let cases = [
+        ("at+jwt", issuer.key.sign(&valid)),
+        (
+            "application/at+jwt, any case",
+            issuer.key.sign_with_header(
+                &json!({"alg": "ES256", "kid": "k1", "typ": "Application/AT+JWT"}),
+                &valid,
+            ),
+        ),
+        ("issued 10 s ahead (leeway 30 s)", issuer.key.sign(&skewed)),
+        ("no iat", issuer.key.sign(&no_iat)),
+    ];
+    for (case, token) in cases {
+        let response = f.post("whoami", Some(&token)).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{case}");
+    }
+}
+
+#[tokio::test]
+async fn plain_jwt_accepts_tokens_typed_jwt_or_untyped_but_nothing_else() {
+    let f = start(Verify::PlainJwt).await;
+    let issuer = &f.issuer;
+    let valid = issuer.claims(&f.url, "mcp:tools");
+    let header = |typ: Option<&str>| match typ {
+        Some(typ) => json!({"alg": "ES256", "kid": "k1", "typ": typ}),
+        None => json!({"alg": "ES256", "kid": "k1"}),
+    };
+    for typ in [Some("JWT"), Some("application/jwt"), None, Some("at+jwt")] {
+        let token = issuer.key.sign_with_header(&header(typ), &valid);
+        let response = f.post("whoami", Some(&token)).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "typ {typ:?}");
+    }
+    let token = issuer.key.sign_with_header(&header(Some("id+jwt")), &valid);
+    let response = f.post("whoami", Some(&token)).send().await.unwrap();
+    f.assert_invalid(response, "typ id+jwt").await;
+}
+
+#[tokio::test]
 async fn a_token_in_the_query_string_is_ignored() {
     let f = start(jwt()).await;
     let token = f.issuer.token(&f.url, "mcp:tools");
@@ -300,11 +354,55 @@ async fn bad_tokens_are_refused_without_detail() {
             raw_token(&json!({"alg": "none", "kid": "k1"}), &valid, b""),
         ),
         ("HS256 with the public key as secret", public_key_as_secret),
+        // RFC 9068 and RFC 7515: the type, critical extensions, subject and issue time.
+        (
+            "an unknown critical extension",
+            issuer.key.sign_with_header(
+                &json!({"alg": "ES256", "kid": "k1", "typ": "at+jwt",
+                        "crit": ["urn:example:binding"], "urn:example:binding": true}),
+                &valid,
+            ),
+        ),
+        (
+            "typed JWT",
+            issuer
+                .key
+                .sign_with_header(&json!({"alg": "ES256", "kid": "k1", "typ": "JWT"}), &valid),
+        ),
+        (
+            "not typed",
+            issuer
+                .key
+                .sign_with_header(&json!({"alg": "ES256", "kid": "k1"}), &valid),
+        ),
+        (
+            "an ID token's type",
+            issuer.key.sign_with_header(
+                &json!({"alg": "ES256", "kid": "k1", "typ": "id+jwt"}),
+                &valid,
+            ),
+        ),
+        (
+            "issued an hour from now",
+            issuer
+                .key
+                .sign(&claims(&|c| c["iat"] = json!(now() + 3600))),
+        ),
+        (
+            "iat not a number",
+            issuer.key.sign(&claims(&|c| c["iat"] = json!("yesterday"))),
+        ),
+        (
+            "no subject",
+            issuer.key.sign(&claims(&|c| {
+                c.as_object_mut().unwrap().remove("sub");
+            })),
+        ),
         ("tampered claims", {
             let good = issuer.key.sign(&valid);
             let signature = good.rsplit('.').next().unwrap().to_owned();
             let forged = raw_token(
-                &json!({"alg": "ES256", "kid": "k1", "typ": "JWT"}),
+                &json!({"alg": "ES256", "kid": "k1", "typ": "at+jwt"}),
                 &claims(&|c| c["sub"] = json!("mallory")),
                 b"",
             );

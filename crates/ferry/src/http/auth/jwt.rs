@@ -3,6 +3,8 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::{Algorithm, Validation, decode, decode_header};
 use serde_json::{Map, Value};
 
@@ -24,8 +26,23 @@ pub const DEFAULT_ALGORITHMS: &[Algorithm] = &[
     Algorithm::EdDSA,
 ];
 
-/// Verifies JWT access tokens: the signature with a key of the [`Jwks`] (by `kid`), the
-/// algorithm against an allow-list, `iss`, `aud`, `exp` and `nbf` (with leeway).
+/// Verifies JWT access tokens as RFC 9068 profiles them: the signature with a key of the
+/// [`Jwks`] (by `kid`), the algorithm against an allow-list, the header's `typ` (`at+jwt`,
+/// unless [`plain_jwt`](Self::plain_jwt)), no `crit` extension (none is understood, so any
+/// is refused: RFC 7515 section 4.1.11), `iss`, `aud`, `sub` present, `exp` and `nbf` (with
+/// leeway), and an `iat` that is not in the future beyond the leeway.
+///
+/// ```
+/// use ferry::http::auth::{Jwks, JwtVerifier};
+///
+/// let verifier = JwtVerifier::new(
+///     Jwks::new("https://auth.example.com/jwks"),
+///     "https://auth.example.com",
+///     "https://mcp.example.com/mcp",
+/// )
+/// .leeway(10);
+/// # let _ = verifier;
+/// ```
 #[derive(Debug)]
 pub struct JwtVerifier {
     jwks: Arc<Jwks>,
@@ -33,6 +50,7 @@ pub struct JwtVerifier {
     audience: Vec<String>,
     algorithms: Vec<Algorithm>,
     leeway: u64,
+    plain_jwt: bool,
 }
 
 impl JwtVerifier {
@@ -45,6 +63,7 @@ impl JwtVerifier {
             audience: vec![audience.into()],
             algorithms: DEFAULT_ALGORITHMS.to_vec(),
             leeway: 30,
+            plain_jwt: false,
         }
     }
 
@@ -65,10 +84,46 @@ impl JwtVerifier {
         self
     }
 
-    /// Clock skew tolerated on `exp` and `nbf`, in seconds. Default: 30.
+    /// Clock skew tolerated on `exp`, `nbf` and `iat`, in seconds. Default: 30.
     pub fn leeway(mut self, seconds: u64) -> Self {
         self.leeway = seconds;
         self
+    }
+
+    /// Also accept tokens typed `JWT` (or not typed at all), for authorization servers
+    /// that do not follow RFC 9068's `typ: at+jwt`. Off by default: the type is what tells
+    /// an access token from an ID token signed with the same keys.
+    pub fn plain_jwt(mut self) -> Self {
+        self.plain_jwt = true;
+        self
+    }
+
+    /// The header's `typ` and `crit`, which `jsonwebtoken` does not judge.
+    fn check_header(&self, token: &str) -> Result<(), VerifyError> {
+        let invalid = |why: &str| VerifyError::Invalid(why.to_owned());
+        let encoded = token.split('.').next().unwrap_or_default();
+        let bytes = URL_SAFE_NO_PAD
+            .decode(encoded)
+            .map_err(|_| invalid("the header is not base64url"))?;
+        let header: Map<String, Value> = serde_json::from_slice(&bytes)
+            .map_err(|_| invalid("the header is not a JSON object"))?;
+        if let Some(crit) = header.get("crit") {
+            return Err(VerifyError::Invalid(format!(
+                "the header's crit {crit} names extensions this server does not understand"
+            )));
+        }
+        let typ = header.get("typ").map(|t| t.as_str().unwrap_or_default());
+        let typ = typ.map(str::to_ascii_lowercase);
+        match typ.as_deref() {
+            Some("at+jwt" | "application/at+jwt") => Ok(()),
+            Some("jwt" | "application/jwt") | None if self.plain_jwt => Ok(()),
+            Some(other) => Err(VerifyError::Invalid(format!(
+                "the token's typ is {other:?}, not \"at+jwt\" (RFC 9068)"
+            ))),
+            None => Err(invalid(
+                "the token has no typ; an access token is \"at+jwt\" (RFC 9068)",
+            )),
+        }
     }
 
     async fn check(&self, token: &str) -> Result<Claims, VerifyError> {
@@ -80,14 +135,30 @@ impl JwtVerifier {
                 header.alg
             )));
         }
+        self.check_header(token)?;
         let key = self.jwks.key(header.kid.as_deref(), header.alg).await?;
         let mut validation = Validation::new(header.alg);
         validation.leeway = self.leeway;
         validation.validate_nbf = true;
         validation.set_issuer(&[&self.issuer]);
         validation.set_audience(&self.audience);
-        validation.required_spec_claims = HashSet::from(["exp", "iss", "aud"].map(str::to_owned));
+        validation.required_spec_claims =
+            HashSet::from(["exp", "iss", "aud", "sub"].map(str::to_owned));
         let data = decode::<Map<String, Value>>(token, &key, &validation).map_err(invalid)?;
+        if let Some(iat) = data.claims.get("iat") {
+            let Some(iat) = iat.as_f64() else {
+                return Err(VerifyError::Invalid(
+                    "iat is not a number of seconds".into(),
+                ));
+            };
+            let now = jsonwebtoken::get_current_timestamp() as f64;
+            if iat > now + self.leeway as f64 {
+                return Err(VerifyError::Invalid(format!(
+                    "the token was issued {:.0} s in the future",
+                    iat - now
+                )));
+            }
+        }
         Ok(Claims::from_map(data.claims))
     }
 }
