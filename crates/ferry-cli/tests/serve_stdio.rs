@@ -243,3 +243,46 @@ fn tool_arguments_parsed_once_answer_as_a_map_would() {
     assert_eq!(by(17)["result"]["content"][0]["text"], "plain");
     assert!(message(18).contains("out of range"), "{}", message(18));
 }
+
+#[test]
+fn a_huge_name_or_uri_is_sent_back_once_not_twice() {
+    let huge = "x".repeat(1 << 20);
+    let uri = format!("ferry://{huge}");
+    let (replies, _, ok) = run(
+        &[
+            init(1, "2025-06-18"),
+            json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+            json!({"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri": uri}}),
+            json!({"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri": uri}}),
+            json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name": huge}}),
+            json!({"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{"name": huge}}),
+        ],
+        &[],
+    );
+    assert!(ok, "exits 0 on EOF");
+    for (id, what, key, value) in [
+        (2, "resources/read", "uri", &uri),
+        (3, "resources/subscribe", "uri", &uri),
+        (4, "tools/call", "name", &huge),
+        (5, "prompts/get", "name", &huge),
+    ] {
+        let error = &reply(&replies, json!(id))["error"];
+        assert_eq!(
+            &error["data"][key], value,
+            "{what}: the whole value in data"
+        );
+        let message = error["message"].as_str().expect("a message");
+        assert!(
+            message.len() < 200,
+            "{what}: the message quotes a part only ({} bytes)",
+            message.len()
+        );
+        let sent = serde_json::to_string(&reply(&replies, json!(id))).unwrap();
+        assert!(
+            sent.len() < value.len() + 1024,
+            "{what}: {} bytes back for {} in",
+            sent.len(),
+            value.len()
+        );
+    }
+}

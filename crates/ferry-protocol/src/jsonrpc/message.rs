@@ -287,6 +287,51 @@ impl ErrorObject {
             format!("Internal error: {detail}"),
         )
     }
+
+    /// "Resource not found" in `version`'s code (`-32002` until 2025-11-25, `-32602`
+    /// after), `data.uri` the URI asked for. The message quotes the URI cut to
+    /// [`QUOTED_MAX_BYTES`], so a huge URI is not sent back twice.
+    ///
+    /// ```
+    /// use ferry_protocol::jsonrpc::ErrorObject;
+    /// use ferry_protocol::version::ProtocolVersion;
+    ///
+    /// let error = ErrorObject::resource_not_found(ProtocolVersion::V2025_06_18, "notes://7");
+    /// assert_eq!(error.code, -32002);
+    /// assert_eq!(error.message, "resource not found: notes://7");
+    /// assert_eq!(error.data.unwrap()["uri"], "notes://7");
+    /// ```
+    pub fn resource_not_found(version: crate::version::ProtocolVersion, uri: &str) -> Self {
+        ErrorObject::new(
+            error_codes::resource_not_found(version),
+            format!("resource not found: {}", quoted(uri)),
+        )
+        .with_data(serde_json::json!({ "uri": uri }))
+    }
+}
+
+/// How much of a name or URI from the peer an error message quotes; the whole value goes
+/// in the error's `data`.
+pub const QUOTED_MAX_BYTES: usize = 128;
+
+/// `text` for an error message: whole up to [`QUOTED_MAX_BYTES`], else cut at a character
+/// boundary with `…` appended.
+///
+/// ```
+/// use ferry_protocol::jsonrpc::quoted;
+///
+/// assert_eq!(quoted("notes://7"), "notes://7");
+/// assert_eq!(quoted(&"x".repeat(1000)).len(), 128 + "…".len());
+/// ```
+pub fn quoted(text: &str) -> Cow<'_, str> {
+    if text.len() <= QUOTED_MAX_BYTES {
+        return Cow::Borrowed(text);
+    }
+    let mut end = QUOTED_MAX_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(format!("{}…", &text[..end]))
 }
 
 /// Any single JSON-RPC message.

@@ -15,6 +15,6 @@ pub use classify::{
 pub use head::{Head, read_head};
 pub use id::RequestId;
 pub use message::{
-    ENVELOPE_ROOM, ErrorObject, ErrorResponse, JsonRpcVersion, Message, Notification, RawJson,
-    Request, Response, ResultResponse, parse_params,
+    ENVELOPE_ROOM, ErrorObject, ErrorResponse, JsonRpcVersion, Message, Notification,
+    QUOTED_MAX_BYTES, RawJson, Request, Response, ResultResponse, parse_params, quoted,
 };

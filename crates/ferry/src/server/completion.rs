@@ -5,7 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use ferry_protocol::jsonrpc::ErrorObject;
+use ferry_protocol::jsonrpc::{ErrorObject, quoted};
 use ferry_protocol::types::{CompleteRequestParams, CompleteResult, Completion, Reference};
 
 use super::context::Context;
@@ -72,7 +72,7 @@ pub(crate) async fn complete(
             {
                 return Err(ErrorObject::invalid_params(format!(
                     "unknown prompt {:?}",
-                    prompt.name
+                    quoted(&prompt.name)
                 )));
             }
             Target::Prompt(prompt.name)

@@ -5,7 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use ferry_protocol::jsonrpc::ErrorObject;
+use ferry_protocol::jsonrpc::{ErrorObject, quoted};
 use ferry_protocol::types::{
     ContentBlock, Cursor, GetPromptResult, ListPromptsResult, Prompt, PromptArgument,
     PromptMessage, Role,
@@ -236,7 +236,7 @@ pub(crate) fn get(
         .filter(|_| visible(&server.visibility().prompts, name, &cx));
     let Some(entry) = entry else {
         return Err(
-            ErrorObject::invalid_params(format!("unknown prompt {name:?}"))
+            ErrorObject::invalid_params(format!("unknown prompt {:?}", quoted(name)))
                 .with_data(serde_json::json!({ "name": name })),
         );
     };

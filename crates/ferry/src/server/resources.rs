@@ -5,7 +5,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use ferry_protocol::error_codes;
 use ferry_protocol::jsonrpc::ErrorObject;
 use ferry_protocol::types::{
     Cursor, ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource,
@@ -71,11 +70,7 @@ impl From<ErrorObject> for ResourceError {
 impl ResourceError {
     fn into_error(self, call: &Call) -> ErrorObject {
         match self {
-            ResourceError::NotFound(uri) => ErrorObject::new(
-                error_codes::resource_not_found(call.version),
-                format!("resource not found: {uri}"),
-            )
-            .with_data(serde_json::json!({ "uri": uri })),
+            ResourceError::NotFound(uri) => ErrorObject::resource_not_found(call.version, &uri),
             ResourceError::InvalidParams(message) => ErrorObject::invalid_params(message),
             ResourceError::Failed(message) => ErrorObject::internal_error(message),
             ResourceError::Rejected(error) => error,

@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Instant;
 
-use ferry_protocol::error_codes;
 use ferry_protocol::jsonrpc::ErrorObject;
 use ferry_protocol::types::*;
 use ferry_protocol::{Era, ProtocolVersion};
@@ -369,11 +368,7 @@ impl Session {
     /// `resources/subscribe` (`on`) and `resources/unsubscribe`.
     pub(super) fn subscribe(&self, call: &Call, uri: String, on: bool) -> HandlerResult {
         if on && !resources::exists(&self.server, &uri) {
-            return Err(ErrorObject::new(
-                error_codes::resource_not_found(call.version),
-                format!("resource not found: {uri}"),
-            )
-            .with_data(serde_json::json!({ "uri": uri })));
+            return Err(ErrorObject::resource_not_found(call.version, &uri));
         }
         if on && uri.len() > MAX_SUBSCRIBED_URI_BYTES {
             return Err(ErrorObject::invalid_params(format!(

@@ -4,7 +4,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 
-use ferry_protocol::jsonrpc::ErrorObject;
+use ferry_protocol::jsonrpc::{ErrorObject, quoted};
 use ferry_protocol::types::{
     CallToolResult, ContentBlock, Cursor, JsonObject, ListToolsResult, Tool,
 };
@@ -430,7 +430,7 @@ where
 /// `data` as a missing resource's error names its URI: a client tells "no such tool" from
 /// bad arguments in every revision.
 pub(crate) fn unknown_tool(name: &str) -> ErrorObject {
-    ErrorObject::invalid_params(format!("unknown tool {name:?}"))
+    ErrorObject::invalid_params(format!("unknown tool {:?}", quoted(name)))
         .with_data(serde_json::json!({ "name": name }))
 }
 
