@@ -69,7 +69,19 @@ pub(crate) struct ServeArgs {
     /// `_meta` is the parent of the server's spans.
     #[arg(long, value_name = "URL", conflicts_with = "conformance")]
     otlp: Option<String>,
+    /// On stdio, let a client go that has read nothing of stdout for this long while an
+    /// answer waits (exit status 1, said on stderr); 0: wait for ever.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        conflicts_with_all = ["http", "conformance"],
+        default_value_t = STDIO_WRITE_TIMEOUT
+    )]
+    write_timeout: u64,
 }
+
+/// `--write-timeout`'s default: the engine's.
+const STDIO_WRITE_TIMEOUT: u64 = 60;
 
 /// Sharing sessions through Redis (`ferry serve --http`, `ferry bridge --http`).
 #[derive(Args, Debug)]
@@ -120,6 +132,7 @@ impl ServeArgs {
             trusted_proxy: Vec::new(),
             auth: AuthArgs::default(),
             otlp: None,
+            write_timeout: STDIO_WRITE_TIMEOUT,
         }
     }
 }
@@ -234,7 +247,9 @@ async fn serve(args: ServeArgs, traced: bool) -> ExitCode {
     let server = if args.conformance {
         reference::conformance::server()
     } else {
-        reference::server_with(request_state_key, traced)
+        let write_timeout =
+            (args.write_timeout > 0).then(|| std::time::Duration::from_secs(args.write_timeout));
+        reference::server_with(request_state_key, traced, write_timeout)
     };
     let Some(spec) = args.http else {
         return match server.serve_stdio().await {

@@ -286,3 +286,60 @@ fn a_huge_name_or_uri_is_sent_back_once_not_twice() {
         );
     }
 }
+
+/// A client that keeps stdin open but never reads stdout is let go after `--write-timeout`:
+/// `ferry serve` says so on stderr and exits 1 (it used to exit 0 without a word).
+#[test]
+fn a_client_that_stops_reading_is_let_go_with_a_failure() {
+    use std::io::Read;
+    use std::time::{Duration, Instant};
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["serve", "--write-timeout", "1"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn ferry serve");
+    let mut stdin = child.stdin.take().expect("stdin");
+    writeln!(stdin, "{}", init(1, "2025-06-18")).unwrap();
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"})
+    )
+    .unwrap();
+    // Answers of 64 KiB each, far more than a pipe holds, and nobody reads them.
+    let text = "y".repeat(64 * 1024);
+    for id in 2..66 {
+        let call = json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+            "params":{"name":"echo","arguments":{"text": text}}});
+        writeln!(stdin, "{call}").unwrap();
+    }
+    stdin.flush().unwrap();
+    // stdin stays open: the server must end on its own. The bound only catches a hang.
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "ferry serve still runs for a client that reads nothing"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    drop(stdin);
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(status.code(), Some(1), "stderr: {stderr}");
+    assert!(
+        stderr.contains("read nothing for 1 s"),
+        "stderr says why: {stderr}"
+    );
+}

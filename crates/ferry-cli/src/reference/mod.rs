@@ -40,14 +40,27 @@ struct Sum {
 
 /// The reference server.
 pub(crate) fn server() -> Server {
-    server_with(None, false)
+    server_with(
+        None,
+        false,
+        ferry::engine::EngineConfig::default().write_timeout,
+    )
 }
 
 /// The reference server, sealing 2026-07-28 request state with `key` when given (shared
 /// by every instance of a deployment) instead of a random one; `traced`: OpenTelemetry
-/// spans and metrics of every request (`ferry serve --otlp`).
-pub(crate) fn server_with(request_state_key: Option<[u8; 32]>, traced: bool) -> Server {
-    let mut builder = Server::builder("ferry", env!("CARGO_PKG_VERSION"));
+/// spans and metrics of every request (`ferry serve --otlp`); `write_timeout`: how long a
+/// stdio client may read nothing while an answer waits (`--write-timeout`).
+pub(crate) fn server_with(
+    request_state_key: Option<[u8; 32]>,
+    traced: bool,
+    write_timeout: Option<std::time::Duration>,
+) -> Server {
+    let mut builder =
+        Server::builder("ferry", env!("CARGO_PKG_VERSION")).engine(ferry::engine::EngineConfig {
+            write_timeout,
+            ..ferry::engine::EngineConfig::default()
+        });
     if traced {
         builder = builder.middleware(ferry::otel::ServerTracing::new());
     }

@@ -14,15 +14,25 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio_io_timeout::TimeoutWriter;
 
 /// Set once the output failed; wakes the reader.
-#[derive(Default)]
 struct Gone {
     gone: AtomicBool,
     reader: AtomicWaker,
+    /// Set when the failure was the timeout: the peer stopped reading.
+    timed_out: AtomicBool,
+    timeout: Duration,
 }
 
 impl Gone {
     fn mark<T>(&self, result: Poll<std::io::Result<T>>) -> Poll<std::io::Result<T>> {
-        if let Poll::Ready(Err(_)) = &result {
+        if let Poll::Ready(Err(e)) = &result {
+            if e.kind() == std::io::ErrorKind::TimedOut
+                && !self.timed_out.swap(true, Ordering::AcqRel)
+            {
+                tracing::warn!(
+                    "the peer read nothing for {} s: its output is closed and its input ends",
+                    self.timeout.as_secs_f64()
+                );
+            }
             self.gone.store(true, Ordering::Release);
             self.reader.wake();
         }
@@ -30,18 +40,38 @@ impl Gone {
     }
 }
 
+/// Whether the output of a [`split`] stream was given up because the peer stopped reading.
+pub(crate) struct OutputWatch(Arc<Gone>);
+
+impl OutputWatch {
+    /// The write timeout, if a write ran into it.
+    pub(crate) fn timed_out(&self) -> Option<Duration> {
+        self.0
+            .timed_out
+            .load(Ordering::Acquire)
+            .then_some(self.0.timeout)
+    }
+}
+
 /// The reader and writer of a stream whose writes time out after `timeout` without
-/// progress; the reader ends (EOF) once a write has failed.
+/// progress; the reader ends (EOF) once a write has failed. The watch tells whether the
+/// timeout did it.
 pub(super) fn split<R, W>(
     reader: R,
     writer: W,
     timeout: Duration,
-) -> (EndsWithOutput<R>, FailsSlowly<W>)
+) -> (EndsWithOutput<R>, FailsSlowly<W>, OutputWatch)
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite,
 {
-    let gone = Arc::new(Gone::default());
+    let gone = Arc::new(Gone {
+        gone: AtomicBool::new(false),
+        reader: AtomicWaker::new(),
+        timed_out: AtomicBool::new(false),
+        timeout,
+    });
+    let watch = OutputWatch(Arc::clone(&gone));
     let mut timed = TimeoutWriter::new(writer);
     timed.set_timeout(Some(timeout));
     (
@@ -53,6 +83,7 @@ where
             inner: Box::pin(timed),
             gone,
         },
+        watch,
     )
 }
 

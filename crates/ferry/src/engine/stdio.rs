@@ -8,6 +8,7 @@
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::EngineConfig;
+use super::stall::OutputWatch;
 use super::transport::Transport;
 
 /// A transport over this process's stdin and stdout, with the default
@@ -39,11 +40,19 @@ pub fn stdio(max_frame_bytes: usize, queue: usize) -> Transport {
 /// # }
 /// ```
 pub fn stdio_with(config: &EngineConfig) -> Transport {
+    stdio_watched(config).0
+}
+
+/// [`stdio_with`], and what tells whether the write timeout ended it (`None` without one).
+pub(crate) fn stdio_watched(config: &EngineConfig) -> (Transport, Option<OutputWatch>) {
     let (reader, writer) = (stdin_reader(), stdout_writer());
     let (max, queue) = (config.max_message_bytes, config.write_queue);
     match config.write_timeout {
-        Some(timeout) => Transport::lines_with_write_timeout(reader, writer, max, queue, timeout),
-        None => Transport::lines(reader, writer, max, queue),
+        Some(timeout) => {
+            let (transport, watch) = Transport::lines_watched(reader, writer, max, queue, timeout);
+            (transport, Some(watch))
+        }
+        None => (Transport::lines(reader, writer, max, queue), None),
     }
 }
 

@@ -322,8 +322,26 @@ impl Transport {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let (reader, writer) = super::stall::split(reader, writer, write_timeout);
-        Transport::lines(reader, writer, max_frame_bytes, queue)
+        Transport::lines_watched(reader, writer, max_frame_bytes, queue, write_timeout).0
+    }
+
+    /// [`Transport::lines_with_write_timeout`], and what tells whether the timeout ended it.
+    pub(crate) fn lines_watched<R, W>(
+        reader: R,
+        writer: W,
+        max_frame_bytes: usize,
+        queue: usize,
+        write_timeout: Duration,
+    ) -> (Transport, super::stall::OutputWatch)
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let (reader, writer, watch) = super::stall::split(reader, writer, write_timeout);
+        (
+            Transport::lines(reader, writer, max_frame_bytes, queue),
+            watch,
+        )
     }
 }
 

@@ -162,14 +162,25 @@ impl Server {
         session::serve(self.clone(), transport, None)
     }
 
-    /// Serve this process's stdin and stdout until the client closes stdin (a client that
-    /// stops reading stdout for the engine's `write_timeout` is taken for gone).
+    /// Serve this process's stdin and stdout until the client closes stdin. A client that
+    /// stops reading stdout for the engine's `write_timeout` is let go: an error of kind
+    /// `TimedOut` once its work has ended.
     pub async fn serve_stdio(&self) -> std::io::Result<()> {
-        let transport = crate::engine::stdio_with(self.engine_config());
+        let (transport, watch) = crate::engine::stdio_watched(self.engine_config());
         self.serve(transport)
             .task
             .await
-            .map_err(std::io::Error::other)
+            .map_err(std::io::Error::other)?;
+        match watch.and_then(|watch| watch.timed_out()) {
+            Some(after) => Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!(
+                    "the client read nothing for {} s (the write timeout): it was let go",
+                    after.as_secs_f64()
+                ),
+            )),
+            None => Ok(()),
+        }
     }
 
     /// Live counters: connections and requests served.
