@@ -379,9 +379,9 @@ async fn status_paths() {
     // one checked and the other trusted.
     let address = f.url.trim_start_matches("http://").trim_end_matches("/mcp");
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
-    let raw = |head: &str| {
+    let raw_at = |target: &str, head: &str| {
         let request = format!(
-            "POST /mcp HTTP/1.1\r\n{head}Content-Type: application/json\r\n\
+            "POST {target} HTTP/1.1\r\n{head}Content-Type: application/json\r\n\
              Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
              Connection: close\r\n\r\n{body}",
             body.len()
@@ -396,6 +396,7 @@ async fn status_paths() {
             answer
         }
     };
+    let raw = |head: &str| raw_at("/mcp", head);
     let two_hosts = format!("Host: {address}\r\nHost: evil.example\r\n");
     assert!(raw(&two_hosts).await.starts_with("HTTP/1.1 400"));
     let two_origins = format!(
@@ -408,6 +409,12 @@ async fn status_paths() {
         raw(&one).await.starts_with("HTTP/1.1 200"),
         "one Host is fine"
     );
+    // The absolute form names the host the request is for, and Host is then ignored
+    // (RFC 9112 section 3.2.2): a foreign one is refused behind a loopback Host.
+    let foreign = raw_at("http://evil.example/mcp", &one).await;
+    assert!(foreign.starts_with("HTTP/1.1 421"), "{foreign}");
+    let ours = raw_at(&format!("http://{address}/mcp"), &one).await;
+    assert!(ours.starts_with("HTTP/1.1 200"), "{ours}");
 
     // A notification: 202, no body.
     let notification = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",

@@ -28,7 +28,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse as _, Response};
 use clap::Args;
 use serde_json::{Value, json};
@@ -299,7 +299,7 @@ async fn serve(State(app): State<Arc<App>>, request: Request) -> Response {
 
 async fn route(app: &Arc<App>, request: Request) -> Result<Response, Failure> {
     let (parts, body) = request.into_parts();
-    let host = check_host(&parts.headers, app.port)?;
+    let host = check_host(&parts.uri, &parts.headers, app.port)?;
     if let Some(origin) = parts.headers.get(header::ORIGIN)
         && origin.as_bytes() != format!("http://{host}").as_bytes()
     {
@@ -363,7 +363,14 @@ async fn route(app: &Arc<App>, request: Request) -> Result<Response, Failure> {
 }
 
 /// The request's Host, if it names this listener (`127.0.0.1:PORT` or `localhost:PORT`).
-fn check_host(headers: &HeaderMap, port: u16) -> Result<&str, Failure> {
+/// A request in absolute form (`GET http://host/`, which a browser sends only to a proxy)
+/// is refused: its URL, not Host, would name the host it is for.
+fn check_host<'a>(uri: &Uri, headers: &'a HeaderMap, port: u16) -> Result<&'a str, Failure> {
+    if uri.authority().is_some() {
+        return Err(Failure::forbidden(
+            "a request must name a path, not a whole URL (absolute form)",
+        ));
+    }
     let host = headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
@@ -425,7 +432,13 @@ mod tests {
             ("", false),
         ] {
             headers.insert(header::HOST, HeaderValue::from_str(host).unwrap());
-            assert_eq!(check_host(&headers, 4000).is_ok(), ok, "{host}");
+            let path = Uri::from_static("/");
+            assert_eq!(check_host(&path, &headers, 4000).is_ok(), ok, "{host}");
+        }
+        headers.insert(header::HOST, HeaderValue::from_static("127.0.0.1:4000"));
+        for target in ["http://evil.example/", "http://127.0.0.1:4000/"] {
+            let uri = Uri::from_static(target);
+            assert!(check_host(&uri, &headers, 4000).is_err(), "{target}");
         }
     }
 

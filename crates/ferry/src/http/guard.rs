@@ -16,6 +16,7 @@ use std::task::{Context, Poll};
 
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
+use axum::http::uri::Authority;
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::response::Response;
 use ferry_protocol::jsonrpc::{ErrorObject, read_head};
@@ -72,8 +73,10 @@ where
         let answered = |response: Response| -> Self::Future {
             Either::Right(Box::pin(std::future::ready(Ok(response))))
         };
-        let checked = check_header_counts(&request)
-            .and_then(|()| check_origin_and_host(&self.shared.config, request.headers()));
+        let checked = check_header_counts(&request).and_then(|()| {
+            let target = request.uri().authority();
+            check_origin_and_host(&self.shared.config, request.headers(), target)
+        });
         if let Err(refusal) = checked {
             let (status, message) = match refusal {
                 Refusal::Origin(m) => (StatusCode::FORBIDDEN, m),
@@ -133,7 +136,13 @@ fn check_header_counts(request: &Request) -> Result<(), Refusal> {
     Ok(())
 }
 
-fn check_origin_and_host(config: &HttpConfig, headers: &HeaderMap) -> Result<(), Refusal> {
+/// `target`: the authority of a request in absolute form (`POST http://host/mcp`), which
+/// names the host the request is for; `Host` is then ignored (RFC 9112 section 3.2.2).
+fn check_origin_and_host(
+    config: &HttpConfig,
+    headers: &HeaderMap,
+    target: Option<&Authority>,
+) -> Result<(), Refusal> {
     if let Some(origin) = headers.get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or("");
         let allowed = config.any_origin
@@ -146,10 +155,18 @@ fn check_origin_and_host(config: &HttpConfig, headers: &HeaderMap) -> Result<(),
             return Err(Refusal::Origin(format!("Origin {origin:?} is not allowed")));
         }
     }
+    let host = match target {
+        Some(authority) => Some(match authority.port() {
+            Some(port) => format!("{}:{port}", authority.host()),
+            None => authority.host().to_owned(),
+        }),
+        None => headers
+            .get(header::HOST)
+            .map(|host| host.to_str().unwrap_or("").to_owned()),
+    };
     if !config.any_host
-        && let Some(host) = headers.get(header::HOST)
+        && let Some(host) = host.as_deref()
     {
-        let host = host.to_str().unwrap_or("");
         let name = strip_port(host);
         let allowed = is_loopback(name)
             || config
@@ -333,7 +350,7 @@ mod tests {
             "https://app.example.com",
         ] {
             assert!(
-                check_origin_and_host(&config, &with(header::ORIGIN, ok)).is_ok(),
+                check_origin_and_host(&config, &with(header::ORIGIN, ok), None).is_ok(),
                 "{ok}"
             );
         }
@@ -343,15 +360,24 @@ mod tests {
             "http://localhost.evil.example",
         ] {
             assert!(
-                check_origin_and_host(&config, &with(header::ORIGIN, bad)).is_err(),
+                check_origin_and_host(&config, &with(header::ORIGIN, bad), None).is_err(),
                 "{bad}"
             );
         }
-        assert!(check_origin_and_host(&config, &with(header::HOST, "127.0.0.1:9")).is_ok());
-        assert!(check_origin_and_host(&config, &with(header::HOST, "[::1]:9")).is_ok());
-        assert!(check_origin_and_host(&config, &with(header::HOST, "evil.example")).is_err());
+        let host = |value| with(header::HOST, value);
+        assert!(check_origin_and_host(&config, &host("127.0.0.1:9"), None).is_ok());
+        assert!(check_origin_and_host(&config, &host("[::1]:9"), None).is_ok());
+        assert!(check_origin_and_host(&config, &host("evil.example"), None).is_err());
         let open = HttpConfig::default().allow_host("mcp.example.com");
-        assert!(check_origin_and_host(&open, &with(header::HOST, "mcp.example.com:443")).is_ok());
+        assert!(check_origin_and_host(&open, &host("mcp.example.com:443"), None).is_ok());
+        // The absolute form's authority is what is checked, not Host.
+        let authority = |a: &'static str| Authority::from_static(a);
+        let evil = authority("evil.example");
+        assert!(check_origin_and_host(&config, &host("127.0.0.1:9"), Some(&evil)).is_err());
+        let ours = authority("[::1]:9");
+        assert!(check_origin_and_host(&config, &host("evil.example"), Some(&ours)).is_ok());
+        let open_target = authority("mcp.example.com:443");
+        assert!(check_origin_and_host(&open, &host("x"), Some(&open_target)).is_ok());
     }
 
     #[test]
