@@ -243,3 +243,54 @@ async fn a_client_that_never_reads_is_cut_after_the_write_timeout() {
 fn listener_address(address: &str) -> std::net::SocketAddr {
     address.parse().unwrap()
 }
+
+/// An error answered before the body was read (406, 415) says `Connection: close` and the
+/// connection is closed, so a client does not reuse it; a 200 keeps it alive.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_sent_before_the_body_was_read_closes_the_connection_saying_so() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let server = Server::builder("early", "1").build();
+    tokio::spawn(ferry::http::serve(server, listener, HttpConfig::default()));
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let request = |accept: &str, content_type: &str| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: {content_type}\r\n\
+             Accept: {accept}\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let both = "application/json, text/event-stream";
+    for (case, head, status) in [
+        (
+            "406",
+            request("text/html", "application/json"),
+            "HTTP/1.1 406",
+        ),
+        ("415", request(both, "text/plain"), "HTTP/1.1 415"),
+    ] {
+        let mut stream = TcpStream::connect(&address).await.unwrap();
+        stream.write_all(head.as_bytes()).await.unwrap();
+        let answer = closed_within(&mut stream, Duration::from_secs(10))
+            .await
+            .unwrap_or_else(|| panic!("{case}: the connection stays open"));
+        assert!(answer.starts_with(status), "{case}: {answer}");
+        assert!(
+            answer
+                .to_ascii_lowercase()
+                .contains("\r\nconnection: close\r\n"),
+            "{case}: {answer}"
+        );
+    }
+    // A 200: no `Connection: close`, and a second request on the same connection is served.
+    let mut stream = TcpStream::connect(&address).await.unwrap();
+    stream
+        .write_all(request(both, "application/json").as_bytes())
+        .await
+        .unwrap();
+    let mut first = vec![0u8; 64 * 1024];
+    let read = stream.read(&mut first).await.unwrap();
+    let first = String::from_utf8_lossy(&first[..read]).to_ascii_lowercase();
+    assert!(first.starts_with("http/1.1 200"), "{first}");
+    assert!(!first.contains("connection: close"), "{first}");
+}

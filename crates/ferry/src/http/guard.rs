@@ -20,7 +20,8 @@ use axum::http::uri::Authority;
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::response::Response;
 use ferry_protocol::jsonrpc::{ErrorObject, read_head};
-use futures_util::future::Either;
+use futures_util::FutureExt as _;
+use futures_util::future::{Either, Map};
 
 use super::stateless::error_response;
 use super::{HttpConfig, Shared, cors};
@@ -56,6 +57,44 @@ pub(crate) struct Guard<S> {
 
 type Answered = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
 
+type Answer = Result<Response, Infallible>;
+
+/// The route's answer, which may be marked to close the connection (see [`closing_on_error`]).
+type Routed<F> = Map<F, fn(Answer) -> Answer>;
+
+/// An error answered to a request with a body may have been sent before the body was read
+/// (406, 415, 413, 503...): the connection then cannot carry another request, so the
+/// answer says `Connection: close` rather than leave a client that reuses it to meet a
+/// closed socket. Keep-alive is kept for everything answered 2xx.
+fn closing_on_error(answer: Answer) -> Answer {
+    answer.map(|mut response| {
+        if response.status().is_client_error() || response.status().is_server_error() {
+            close(&mut response);
+        }
+        response
+    })
+}
+
+fn unchanged(answer: Answer) -> Answer {
+    answer
+}
+
+fn close(response: &mut Response) {
+    response.headers_mut().insert(
+        header::CONNECTION,
+        axum::http::HeaderValue::from_static("close"),
+    );
+}
+
+/// Whether the request says a body follows (`Content-Length` other than 0, or
+/// `Transfer-Encoding`).
+fn has_body(headers: &HeaderMap) -> bool {
+    headers.contains_key(header::TRANSFER_ENCODING)
+        || headers
+            .get(header::CONTENT_LENGTH)
+            .is_some_and(|length| length.as_bytes() != b"0")
+}
+
 impl<S> tower_service::Service<Request> for Guard<S>
 where
     S: tower_service::Service<Request, Response = Response, Error = Infallible>,
@@ -63,16 +102,21 @@ where
 {
     type Response = Response;
     type Error = Infallible;
-    type Future = Either<S::Future, Answered>;
+    type Future = Either<Routed<S::Future>, Answered>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        let answered = |response: Response| -> Self::Future {
+        let body = has_body(request.headers());
+        let answered = |mut response: Response| -> Self::Future {
+            if body {
+                close(&mut response);
+            }
             Either::Right(Box::pin(std::future::ready(Ok(response))))
         };
+        let after: fn(Answer) -> Answer = if body { closing_on_error } else { unchanged };
         let checked = check_header_counts(&request).and_then(|()| {
             let target = request.uri().authority();
             check_origin_and_host(&self.shared.config, request.headers(), target)
@@ -90,14 +134,14 @@ where
             ));
         }
         let Some(origin) = request.headers().get(header::ORIGIN).cloned() else {
-            return Either::Left(self.inner.call(request));
+            return Either::Left(self.inner.call(request).map(after));
         };
         if request.method() == Method::OPTIONS {
             return answered(cors::preflight(&origin, request.headers()));
         }
         let future = self.inner.call(request);
         Either::Right(Box::pin(async move {
-            let mut response = future.await?;
+            let mut response = after(future.await)?;
             cors::decorate(&mut response, origin);
             Ok(response)
         }))
