@@ -200,16 +200,14 @@ fn check_origin_and_host(
         }
     }
     let host = match target {
-        Some(authority) => Some(match authority.port() {
-            Some(port) => format!("{}:{port}", authority.host()),
-            None => authority.host().to_owned(),
-        }),
+        // `host[:port]`, without any `user@`.
+        Some(authority) => authority.as_str().rsplit('@').next(),
         None => headers
             .get(header::HOST)
-            .map(|host| host.to_str().unwrap_or("").to_owned()),
+            .map(|host| host.to_str().unwrap_or("")),
     };
     if !config.any_host
-        && let Some(host) = host.as_deref()
+        && let Some(host) = host
     {
         let name = strip_port(host);
         let allowed = is_loopback(name)
