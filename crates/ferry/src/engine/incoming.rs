@@ -14,8 +14,8 @@ use super::transport::TransportEvent;
 const READ_CHUNK: usize = 64 * 1024;
 /// The read buffer's first size: doubled (up to [`READ_CHUNK`]) each time a read fills
 /// it, so a peer sending bursts gets large reads, and one sending a message at a time
-/// never has the process touch 64 KiB (fresh heap pages are page faults at start-up:
-/// ~5 µs each in the bench's VM).
+/// never has the process touch 64 KiB (fresh heap pages are page faults, which slow the
+/// start).
 const FIRST_READ: usize = 8 * 1024;
 
 /// Frames from the peer (see [`Transport::incoming`](super::Transport::incoming)). Ends

@@ -209,8 +209,8 @@ pub(crate) async fn write_lines<W: AsyncWrite + Unpin + Send>(
     mut rx: mpsc::Receiver<Frame>,
     close: Cancellation,
 ) {
-    // Grows to the largest burst written at once, and is kept: 64 KiB up front were heap
-    // pages every process touched at start-up, for writes that are mostly one small frame.
+    // Grows to the largest burst written at once, and is kept: a large buffer up front would
+    // be heap pages every process touches at start-up, for writes mostly of one small frame.
     let mut buf = Vec::with_capacity(4 * 1024);
     // Every frame queued is taken at once: `recv_many` gives the queue's places back in
     // one go, where a `recv` per frame took the channel semaphore's lock for each.

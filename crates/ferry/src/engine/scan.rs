@@ -2,10 +2,9 @@
 //! tool calls' params, the progress token's key).
 //!
 //! Not memchr's generic entry points: on first use they detect AVX2 with `cpuid`, which in
-//! a virtual machine traps to the hypervisor. Under Firecracker that detection was ~40 µs of
-//! a ~0.9 ms cold start (perf: `std_detect::detect_and_initialize` took one sample in ~35
-//! of a server's start-up). SSE2 is part of x86_64, so memchr's SSE2 searchers need no
-//! detection, and for messages of a few hundred bytes they are as fast. Other targets use
+//! a virtual machine traps to the hypervisor, a visible part of a server's cold start.
+//! SSE2 is part of x86_64, so memchr's SSE2 searchers need no detection, and for messages
+//! of a few hundred bytes they are as fast. Other targets use
 //! memchr's portable entry points.
 
 /// The position of the first `needle` in `haystack`.

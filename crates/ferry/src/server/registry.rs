@@ -97,8 +97,8 @@ pub(crate) enum Change {
 /// behind by more than the capacity skips to the newest changes (and is told the lists
 /// changed, which is always a safe thing to hear).
 ///
-/// 64 changes: the ring is allocated and written whole when the server is built (256 were
-/// 12 KiB, three fresh pages at every start for changes most servers never make).
+/// 64 changes: the ring is allocated and written whole when the server is built, so a
+/// larger one would be fresh pages at every start for changes most servers never make.
 pub(crate) fn change_feed() -> broadcast::Sender<Change> {
     broadcast::channel(64).0
 }

@@ -124,7 +124,7 @@ pub(crate) fn serve(
     let engine = Engine::start(transport, Arc::clone(&session), config);
     let peer = engine.peer.clone();
     let mut engine_task = engine.task;
-    // One task for both (each task costs an idle connection ~0.25 KB): the forwarding
+    // One task for both (every task is memory an idle connection keeps): the forwarding
     // ends with the engine, or earlier if the server or the peer goes away. (Its future is
     // made and pinned inside the task's, and polled by hand: moved in, or into `select!`,
     // it would be stored twice.)
@@ -410,9 +410,8 @@ impl Session {
 #[cfg(test)]
 mod tests {
     /// Every connection keeps its engine's read loop future and its change forwarder for as
-    /// long as it lives (idle HTTP sessions add them up): they stay small (~350 bytes, was
-    /// ~2.4 KB when the rare paths' states were part of it; 136 bytes, was ~0.85 KB with
-    /// the sends' state in it).
+    /// long as it lives (idle HTTP sessions add them up): they must stay small, the rare
+    /// paths' states and the sends' state boxed out of them.
     #[test]
     fn the_futures_a_connection_keeps_stay_small() {
         let session = super::Session::new(super::Server::builder("x", "1").build(), false, None);

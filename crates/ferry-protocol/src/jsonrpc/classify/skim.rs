@@ -1,9 +1,9 @@
 //! A request's `params` validated by hand and kept raw without a second reading.
 //!
-//! Why: serde_json skims a `&RawValue` with its general reader (`ignore_value`): for the
-//! short params of a `tools/call`, a tenth of all the work a server did per call, to learn
-//! only that the text is valid JSON and where it ends. [`value_end`] finds that in a
-//! fraction of it (figures in bench/results/profile.md). Making a `RawValue` of the text without reading it again
+//! Why: serde_json skims a `&RawValue` with its general reader (`ignore_value`), a large
+//! share of a short `tools/call`'s cost, to learn only that the text is valid JSON and
+//! where it ends. [`value_end`] finds that for much less (figures in
+//! bench/results/profile.md). Making a `RawValue` of the text without reading it again
 //! takes serde_json's `RawValue::from_string_unchecked`, which is `unsafe`: the one
 //! `unsafe` of the workspace (its lint is `deny`, allowed in this module only).
 //!

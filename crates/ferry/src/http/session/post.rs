@@ -239,7 +239,7 @@ pub(super) async fn initialize(
         return end(answer::only(shared, frame));
     };
     let _ = session.version.set(version);
-    // An idle session should hold no table sized for initialize's stream (~360 bytes).
+    // An idle session should hold no table sized for initialize's stream.
     session.routing().release_idle();
     if let Some(store) = store
         && let Err(e) = shared::record(shared, store, &session, version, &bytes).await
