@@ -8,17 +8,37 @@ use std::time::{Duration, Instant};
 
 use ferry::http::{ConnectionLimits, HttpConfig};
 use ferry::server::{Context, Server};
-use raw_http::{closed_within, half_open_from, ping};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-
-mod raw_http;
 
 fn config(limits: ConnectionLimits) -> HttpConfig {
     HttpConfig {
         connections: limits,
         ..HttpConfig::default()
     }
+}
+
+/// Read until the peer closes; what was read, or `None` if still open after `wait`.
+async fn closed_within(stream: &mut TcpStream, wait: Duration) -> Option<String> {
+    let mut got = Vec::new();
+    let read = tokio::time::timeout(wait, stream.read_to_end(&mut got)).await;
+    read.ok()
+        .map(|_| String::from_utf8_lossy(&got).into_owned())
+}
+
+async fn ping(address: &str) -> String {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = TcpStream::connect(address).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    closed_within(&mut stream, Duration::from_secs(10))
+        .await
+        .expect("answered and closed")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -276,6 +296,19 @@ async fn an_answer_sent_before_the_body_was_read_closes_the_connection_saying_so
     let first = String::from_utf8_lossy(&first[..read]).to_ascii_lowercase();
     assert!(first.starts_with("http/1.1 200"), "{first}");
     assert!(!first.contains("connection: close"), "{first}");
+}
+
+/// A connection open from `from` to `address`, its first request's headers begun and never
+/// finished (slowloris).
+async fn half_open_from(from: &str, address: &str) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{from}:0").parse().unwrap()).unwrap();
+    let mut stream = socket.connect(address.parse().unwrap()).await.unwrap();
+    stream
+        .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        .await
+        .unwrap();
+    stream
 }
 
 /// A connection that has not sent its first request's headers within the first-request
