@@ -523,17 +523,8 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     config: HttpConfig,
 ) -> std::io::Result<()> {
-    let (limits, proxies) = (config.connections, config.trusted_proxies.clone());
-    let router = router(backend, config);
-    listen::serve(
-        router,
-        listener,
-        limits,
-        proxies,
-        std::future::pending(),
-        || {},
-    )
-    .await
+    let limits = config.connections;
+    serve_router_with(router(backend, config), listener, limits).await
 }
 
 /// Serve `router` (from [`router`] or [`router_with`], perhaps with layers of your own) on
@@ -552,15 +543,7 @@ pub async fn serve_router_with(
     listener: tokio::net::TcpListener,
     limits: ConnectionLimits,
 ) -> std::io::Result<()> {
-    listen::serve(
-        router,
-        listener,
-        limits,
-        Vec::new(),
-        std::future::pending(),
-        || {},
-    )
-    .await
+    listen::serve(router, listener, limits, std::future::pending(), || {}).await
 }
 
 /// [`serve`] until `signal` completes, then shut down gracefully: stop accepting, end
@@ -573,19 +556,12 @@ pub async fn serve_with_shutdown(
     config: HttpConfig,
     signal: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let (limits, proxies) = (config.connections, config.trusted_proxies.clone());
+    let limits = config.connections;
     let shared = Shared::new(Arc::new(backend), config);
     let sessions = Arc::clone(&shared);
-    listen::serve(
-        router_of(shared),
-        listener,
-        limits,
-        proxies,
-        signal,
-        move || {
-            sessions.sessions.shutdown();
-            sessions.legacy.shutdown();
-        },
-    )
+    listen::serve(router_of(shared), listener, limits, signal, move || {
+        sessions.sessions.shutdown();
+        sessions.legacy.shutdown();
+    })
     .await
 }
