@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use jsonwebtoken::{Algorithm, Validation, decode, decode_header};
+use jsonwebtoken::{Algorithm, Header, Validation, decode};
 use serde_json::{Map, Value};
 
 use super::claims::Claims;
@@ -98,8 +98,9 @@ impl JwtVerifier {
         self
     }
 
-    /// The header's `typ` and `crit`, which `jsonwebtoken` does not judge.
-    fn check_header(&self, token: &str) -> Result<(), VerifyError> {
+    /// The token's header, read once: `crit` and `typ`, which `jsonwebtoken` does not
+    /// judge, checked here; then the algorithm against the allow-list.
+    fn header(&self, token: &str) -> Result<Header, VerifyError> {
         let invalid = |why: &str| VerifyError::Invalid(why.to_owned());
         let encoded = token.split('.').next().unwrap_or_default();
         let bytes = URL_SAFE_NO_PAD
@@ -113,29 +114,34 @@ impl JwtVerifier {
             )));
         }
         let typ = header.get("typ").map(|t| t.as_str().unwrap_or_default());
-        let typ = typ.map(str::to_ascii_lowercase);
-        match typ.as_deref() {
-            Some("at+jwt" | "application/at+jwt") => Ok(()),
-            Some("jwt" | "application/jwt") | None if self.plain_jwt => Ok(()),
-            Some(other) => Err(VerifyError::Invalid(format!(
-                "the token's typ is {other:?}, not \"at+jwt\" (RFC 9068)"
-            ))),
-            None => Err(invalid(
-                "the token has no typ; an access token is \"at+jwt\" (RFC 9068)",
-            )),
+        match typ.map(str::to_ascii_lowercase).as_deref() {
+            Some("at+jwt" | "application/at+jwt") => {}
+            Some("jwt" | "application/jwt") | None if self.plain_jwt => {}
+            Some(other) => {
+                return Err(VerifyError::Invalid(format!(
+                    "the token's typ is {other:?}, not \"at+jwt\" (RFC 9068)"
+                )));
+            }
+            None => {
+                return Err(invalid(
+                    "the token has no typ; an access token is \"at+jwt\" (RFC 9068)",
+                ));
+            }
         }
-    }
-
-    async fn check(&self, token: &str) -> Result<Claims, VerifyError> {
-        let invalid = |e: jsonwebtoken::errors::Error| VerifyError::Invalid(e.to_string());
-        let header = decode_header(token).map_err(invalid)?;
+        let header: Header = serde_json::from_value(Value::Object(header))
+            .map_err(|e| VerifyError::Invalid(format!("the header does not read: {e}")))?;
         if !self.algorithms.contains(&header.alg) {
             return Err(VerifyError::Invalid(format!(
                 "algorithm {:?} is not accepted",
                 header.alg
             )));
         }
-        self.check_header(token)?;
+        Ok(header)
+    }
+
+    async fn check(&self, token: &str) -> Result<Claims, VerifyError> {
+        let invalid = |e: jsonwebtoken::errors::Error| VerifyError::Invalid(e.to_string());
+        let header = self.header(token)?;
         let key = self.jwks.key(header.kid.as_deref(), header.alg).await?;
         let mut validation = Validation::new(header.alg);
         validation.leeway = self.leeway;
