@@ -69,7 +69,10 @@ type Routed<F> = Map<F, fn(Answer) -> Answer>;
 fn closing_on_error(answer: Answer) -> Answer {
     answer.map(|mut response| {
         if response.status().is_client_error() || response.status().is_server_error() {
-            close(&mut response);
+            response.headers_mut().insert(
+                header::CONNECTION,
+                axum::http::HeaderValue::from_static("close"),
+            );
         }
         response
     })
@@ -77,13 +80,6 @@ fn closing_on_error(answer: Answer) -> Answer {
 
 fn unchanged(answer: Answer) -> Answer {
     answer
-}
-
-fn close(response: &mut Response) {
-    response.headers_mut().insert(
-        header::CONNECTION,
-        axum::http::HeaderValue::from_static("close"),
-    );
 }
 
 /// Whether the request says a body follows (`Content-Length` other than 0, or
@@ -109,14 +105,14 @@ where
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        let body = has_body(request.headers());
-        let answered = |mut response: Response| -> Self::Future {
-            if body {
-                close(&mut response);
-            }
-            Either::Right(Box::pin(std::future::ready(Ok(response))))
+        let after: fn(Answer) -> Answer = if has_body(request.headers()) {
+            closing_on_error
+        } else {
+            unchanged
         };
-        let after: fn(Answer) -> Answer = if body { closing_on_error } else { unchanged };
+        let answered = |response: Response| -> Self::Future {
+            Either::Right(Box::pin(std::future::ready(after(Ok(response)))))
+        };
         let checked = check_header_counts(&request).and_then(|()| {
             let target = request.uri().authority();
             check_origin_and_host(&self.shared.config, request.headers(), target)
