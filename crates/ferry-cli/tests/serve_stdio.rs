@@ -6,14 +6,20 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-fn run(lines: &[Value], raw_tail: &[&[u8]]) -> (Vec<Value>, String, bool) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ferry"))
+/// `ferry serve` with `args`, its three standard streams piped.
+fn serve(args: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_ferry"))
         .arg("serve")
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("spawn ferry serve");
+        .expect("spawn ferry serve")
+}
+
+fn run(lines: &[Value], raw_tail: &[&[u8]]) -> (Vec<Value>, String, bool) {
+    let mut child = serve(&[]);
     {
         let mut stdin = child.stdin.take().expect("stdin");
         for line in lines {
@@ -294,13 +300,7 @@ fn a_client_that_stops_reading_is_let_go_with_a_failure() {
     use std::io::Read;
     use std::time::{Duration, Instant};
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ferry"))
-        .args(["serve", "--write-timeout", "1"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn ferry serve");
+    let mut child = serve(&["--write-timeout", "1"]);
     let mut stdin = child.stdin.take().expect("stdin");
     writeln!(stdin, "{}", init(1, "2025-06-18")).unwrap();
     writeln!(
