@@ -15,7 +15,7 @@
 //!   Each request is measured in `mcp.server.operation.duration` (seconds), each
 //!   session-era session in `mcp.server.session.duration` (from its `initialize` to the
 //!   end of its connection).
-//! - [`ClientTracing`], given to [`ClientBuilder::otel`](crate::client::ClientBuilder::otel):
+//! - [`ClientTracing`], given to [`ClientBuilder::middleware`](crate::client::ClientBuilder::middleware):
 //!   a span of kind `Client` around each request the client sends (its retries and
 //!   `input_required` rounds included), whose context is injected into the request's
 //!   `_meta` (both eras, every transport), with `mcp.session.id` over HTTP in the session
@@ -50,10 +50,6 @@
     allow(dead_code, unused_imports)
 )]
 
-#[cfg(feature = "client")]
-use std::sync::Arc;
-#[cfg(feature = "client")]
-use std::sync::atomic::{AtomicBool, Ordering};
 #[cfg(feature = "client")]
 use std::time::Duration;
 #[cfg(any(feature = "client", feature = "server"))]
@@ -432,14 +428,14 @@ impl Middleware for ServerTracing {
 }
 
 /// Client spans, `mcp.client.operation.duration` and `mcp.client.session.duration`: give
-/// it to [`ClientBuilder::otel`](crate::client::ClientBuilder::otel) (see the
+/// it to [`ClientBuilder::middleware`](crate::client::ClientBuilder::middleware) (see the
 /// [module](self) for what it records).
 ///
 /// ```
 /// use ferry::client::Client;
 /// use ferry::otel::ClientTracing;
 ///
-/// let builder = Client::builder("app", "1").otel(ClientTracing::new());
+/// let builder = Client::builder("app", "1").middleware(ClientTracing::new());
 /// # let _ = builder;
 /// ```
 #[cfg(feature = "client")]
@@ -454,41 +450,11 @@ impl Default for ClientTracing {
     }
 }
 
-/// Marks a client call whose `tools/call` answered `isError`: set from inside the call
-/// (where the raw result is seen), read when its span ends.
-#[cfg(feature = "client")]
-struct ToolErrorSeen(AtomicBool);
-
-/// Note, inside a traced client call, that the tool answered `isError` (nothing outside one).
-#[cfg(feature = "client")]
-pub(crate) fn note_tool_error() {
-    Context::map_current(|cx| {
-        if let Some(seen) = cx.get::<ToolErrorSeen>() {
-            seen.0.store(true, Ordering::Relaxed);
-        }
-    });
-}
-
-/// Note, inside a traced client call, the JSON-RPC id its request went with (each
-/// `input_required` round has its own: the span keeps the last).
-#[cfg(feature = "client")]
-pub(crate) fn note_request_id(id: &ferry_protocol::RequestId) {
-    let cx = Context::current();
-    cx.span()
-        .set_attribute(KeyValue::new(JSONRPC_REQUEST_ID, id.to_string()));
-}
-
-/// Whether a client call's result (as JSON) is an `isError` tool result.
-#[cfg(feature = "client")]
-pub(crate) fn is_tool_error_value(method: &str, result: &Value) -> bool {
-    method == "tools/call" && result.get("isError") == Some(&Value::Bool(true))
-}
-
 /// One traced client request: its context (the span, and the `isError` mark) and when it
 /// began.
 #[cfg(feature = "client")]
-pub(crate) struct ClientCall {
-    pub(crate) cx: Context,
+struct ClientCall {
+    cx: Context,
     method: &'static str,
     target: Option<String>,
     version: &'static str,
@@ -526,7 +492,7 @@ impl ClientTracing {
 
     /// Start the span of a request about to be sent (a child of the caller's current
     /// context) and inject its context into `params._meta`.
-    pub(crate) fn start(
+    fn start(
         &self,
         method: &'static str,
         params: &mut Value,
@@ -560,9 +526,7 @@ impl ClientTracing {
             .with_kind(SpanKind::Client)
             .with_attributes(attributes)
             .start_with_context(&self.0.tracer, &parent);
-        let cx = parent
-            .with_span(span)
-            .with_value(ToolErrorSeen(AtomicBool::new(false)));
+        let cx = parent.with_span(span);
         inject_context(&cx, params);
         ClientCall {
             cx,
@@ -574,19 +538,19 @@ impl ClientTracing {
     }
 
     /// End a request's span with its outcome and record its duration.
-    pub(crate) fn finish(&self, call: ClientCall, error: Option<&crate::client::ClientError>) {
-        let failure = match error {
-            Some(error) => Some((client_error_type(error), error.to_string())),
-            None => call
-                .cx
-                .get::<ToolErrorSeen>()
-                .filter(|seen| seen.0.load(Ordering::Relaxed))
-                .map(|_| {
-                    (
-                        TOOL_ERROR.to_owned(),
-                        "the tool answered isError".to_owned(),
-                    )
-                }),
+    fn finish(&self, call: ClientCall, result: &Result<Value, crate::client::ClientError>) {
+        let failure = match result {
+            Err(error) => Some((client_error_type(error), error.to_string())),
+            Ok(result)
+                if call.method == "tools/call"
+                    && result.get("isError") == Some(&Value::Bool(true)) =>
+            {
+                Some((
+                    TOOL_ERROR.to_owned(),
+                    "the tool answered isError".to_owned(),
+                ))
+            }
+            Ok(_) => None,
         };
         let span = call.cx.span();
         if let Some((error_type, message)) = &failure {
@@ -604,9 +568,40 @@ impl ClientTracing {
             ),
         );
     }
+}
 
-    /// Record a connection's duration when the client goes.
-    pub(crate) fn session_ended(&self, lasted: Duration, version: ferry_protocol::ProtocolVersion) {
+/// A span per request, its context injected into the request's `_meta`; the request ids of
+/// its sends on the span; the connection's duration when the client goes.
+#[cfg(feature = "client")]
+impl crate::client::Middleware for ClientTracing {
+    fn call<'a>(
+        &'a self,
+        mut request: crate::client::Outgoing,
+        next: crate::client::Next<'a>,
+    ) -> crate::client::BoxFuture<'a, Result<Value, crate::client::ClientError>> {
+        use opentelemetry::context::FutureExt as _;
+        let call = self.start(
+            request.method,
+            &mut request.params,
+            request.version,
+            request.session_id.clone(),
+        );
+        Box::pin(async move {
+            let result = next.run(request).with_context(call.cx.clone()).await;
+            self.finish(call, &result);
+            result
+        })
+    }
+
+    /// Each send of the call has its own id (a retry, an `input_required` round): the span
+    /// keeps the last.
+    fn sent(&self, _method: &str, id: &ferry_protocol::RequestId) {
+        let cx = Context::current();
+        cx.span()
+            .set_attribute(KeyValue::new(JSONRPC_REQUEST_ID, id.to_string()));
+    }
+
+    fn closed(&self, version: ferry_protocol::ProtocolVersion, lasted: Duration) {
         self.0.session.record(
             lasted.as_secs_f64(),
             &[KeyValue::new(MCP_PROTOCOL_VERSION, version.as_str())],
@@ -628,15 +623,6 @@ fn client_error_type(error: &crate::client::ClientError) -> String {
         ClientError::ToolFailed(_) => TOOL_ERROR.to_owned(),
         _ => "_OTHER".to_owned(),
     }
-}
-
-/// A client's tracing, when it connected (for `mcp.client.session.duration`), and its
-/// session id's source (HTTP in the session era: other transports have no id).
-#[cfg(feature = "client")]
-pub(crate) struct ClientOtel {
-    pub(crate) tracing: Arc<ClientTracing>,
-    pub(crate) connected: Instant,
-    pub(crate) session_id: Option<crate::client::SessionIdSource>,
 }
 
 #[cfg(test)]

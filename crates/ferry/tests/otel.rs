@@ -147,7 +147,7 @@ async fn client_and_server_spans_share_the_trace_in_both_eras() {
         let _serving = server(&telemetry).serve(server_side);
         let client = Client::builder("app", "1")
             .version(version)
-            .otel(ClientTracing::with_providers(
+            .middleware(ClientTracing::with_providers(
                 &telemetry.tracers,
                 &telemetry.meters,
             ))
@@ -482,7 +482,7 @@ async fn both_ends_spans_name_the_http_session() {
     for version in [ProtocolVersion::V2025_06_18, ProtocolVersion::V2026_07_28] {
         let (client, connection) = Client::builder("app", "1")
             .version(version)
-            .otel(ClientTracing::with_providers(
+            .middleware(ClientTracing::with_providers(
                 &telemetry.tracers,
                 &telemetry.meters,
             ))

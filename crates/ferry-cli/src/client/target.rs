@@ -158,7 +158,7 @@ fn builder(common: &Common, resolved: &Resolved) -> ClientBuilder {
     }
     builder = builder.connect_timeout(resolved.connect_timeout(request_timeout));
     if common.otlp.is_some() {
-        builder = builder.otel(ferry::otel::ClientTracing::new());
+        builder = builder.middleware(ferry::otel::ClientTracing::new());
     }
     builder
 }

@@ -17,6 +17,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::connect::stateless_meta;
+use super::middleware::{End, Next, Outgoing};
 use super::{CallOptions, Client, ClientError, MAX_INPUT_ROUNDS};
 
 /// The most pages a `list_all_*` helper follows (a server that keeps returning cursors
@@ -52,31 +53,31 @@ impl Client {
             params = json!({});
         }
         self.add_meta(&mut params);
-        #[cfg(feature = "otel")]
-        if let Some(otel) = &self.inner.otel {
-            use opentelemetry::context::FutureExt as _;
-            let session_id = otel.session_id.as_ref().and_then(|id| id());
-            let call = otel
-                .tracing
-                .start(method, &mut params, self.inner.version, session_id);
-            let result = self
-                .request_attempts(method, params, options)
-                .with_context(call.cx.clone())
-                .await;
-            otel.tracing.finish(call, result.as_ref().err());
-            return result;
-        }
-        self.request_attempts(method, params, options).await
+        let result = if self.inner.middleware.is_empty() {
+            self.request_attempts(method, params, options).await
+        } else {
+            let request = Outgoing {
+                method,
+                params,
+                version: self.inner.version,
+                session_id: self.inner.session_id.as_ref().and_then(|id| id()),
+            };
+            let end: End<'_> = Box::new(move |request: Outgoing| {
+                Box::pin(self.request_attempts(request.method, request.params, options))
+            });
+            Next::new(&self.inner.middleware, end).run(request).await
+        }?;
+        serde_json::from_value(result).map_err(|e| ClientError::InvalidResult(e.to_string()))
     }
 
     /// A request (its params complete) through the application's hook: sent again as long
     /// as the hook's `retry` says so.
-    async fn request_attempts<R: DeserializeOwned>(
+    async fn request_attempts(
         &self,
         method: &'static str,
         params: Value,
         options: CallOptions,
-    ) -> Result<R, ClientError> {
+    ) -> Result<Value, ClientError> {
         let Some(hook) = &self.inner.hook else {
             return self.request_rounds(method, params, options).await;
         };
@@ -102,12 +103,12 @@ impl Client {
     }
 
     /// A request with its `_meta`, its `input_required` rounds answered and retried.
-    async fn request_rounds<R: DeserializeOwned>(
+    async fn request_rounds(
         &self,
         method: &'static str,
         mut params: Value,
         options: CallOptions,
-    ) -> Result<R, ClientError> {
+    ) -> Result<Value, ClientError> {
         let mut options = options;
         for _ in 0..=MAX_INPUT_ROUNDS {
             let this_round = CallOptions {
@@ -117,21 +118,15 @@ impl Client {
                 max_total_timeout: options.max_total_timeout,
             };
             let id = self.inner.peer.next_request_id();
-            #[cfg(feature = "otel")]
-            if self.inner.otel.is_some() {
-                crate::otel::note_request_id(&id);
+            for middleware in self.inner.middleware.iter() {
+                middleware.sent(method, &id);
             }
             let peer = &self.inner.peer;
             let raw = peer.call_with_id(id, method, &params, this_round).await?;
             let result: Value = serde_json::from_str(raw.get())
                 .map_err(|e| ClientError::InvalidResult(e.to_string()))?;
             if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
-                #[cfg(feature = "otel")]
-                if self.inner.otel.is_some() && crate::otel::is_tool_error_value(method, &result) {
-                    crate::otel::note_tool_error();
-                }
-                return serde_json::from_value(result)
-                    .map_err(|e| ClientError::InvalidResult(e.to_string()));
+                return Ok(result);
             }
             self.answer_input(&mut params, &result).await?;
             options.progress = options.progress.take();

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
 use super::handlers::{ClientSide, Handlers};
+use super::middleware::{End, Middleware, Next, Outgoing};
 use super::{Client, ClientError, Inner};
 use crate::engine::{CallOptions, Engine, EngineConfig, Transport};
 
@@ -50,8 +51,7 @@ pub struct ClientBuilder {
     engine: EngineConfig,
     handlers: Handlers,
     hook: Option<std::sync::Arc<dyn super::RequestHook>>,
-    #[cfg(feature = "otel")]
-    otel: Option<Arc<crate::otel::ClientTracing>>,
+    middleware: Vec<Arc<dyn Middleware>>,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -78,8 +78,7 @@ impl ClientBuilder {
             },
             handlers: Handlers::default(),
             hook: None,
-            #[cfg(feature = "otel")]
-            otel: None,
+            middleware: Vec::new(),
         }
     }
 
@@ -89,21 +88,29 @@ impl ClientBuilder {
         self
     }
 
-    /// Trace every request this client sends with OpenTelemetry (feature `otel`): a span
-    /// of kind `Client` per request whose context goes in the request's `_meta`
-    /// (`traceparent`, `tracestate`), and the client's duration metrics (see
-    /// [`crate::otel`]).
+    /// Run `middleware` around every request this client sends, the handshake's included
+    /// (see [`Middleware`]); called again, the ones given before stay outside it. With
+    /// feature `otel`, `ferry::otel::ClientTracing` traces each request with OpenTelemetry.
     ///
     /// ```
-    /// use ferry::client::Client;
+    /// use ferry::client::{BoxFuture, Client, ClientError, Middleware, Next, Outgoing};
+    /// use serde_json::Value;
     ///
-    /// let builder = Client::builder("app", "1").otel(ferry::otel::ClientTracing::new());
+    /// /// Logs each request's method.
+    /// struct Log;
+    ///
+    /// impl Middleware for Log {
+    ///     fn call<'a>(&'a self, request: Outgoing, next: Next<'a>) -> BoxFuture<'a, Result<Value, ClientError>> {
+    ///         eprintln!("-> {}", request.method);
+    ///         Box::pin(next.run(request))
+    ///     }
+    /// }
+    ///
+    /// let builder = Client::builder("app", "1").middleware(Log);
     /// # let _ = builder;
     /// ```
-    #[cfg(feature = "otel")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
-    pub fn otel(mut self, tracing: crate::otel::ClientTracing) -> Self {
-        self.otel = Some(Arc::new(tracing));
+    pub fn middleware(mut self, middleware: impl Middleware) -> Self {
+        self.middleware.push(Arc::new(middleware));
         self
     }
 
@@ -323,10 +330,8 @@ impl ClientBuilder {
     async fn connect_with(
         self,
         transport: Transport,
-        session_id: Option<super::SessionIdSource>,
+        session_id: Option<crate::engine::SessionIdSource>,
     ) -> Result<Client, ClientError> {
-        #[cfg(not(feature = "otel"))]
-        let _ = session_id;
         let capabilities = self.handlers.capabilities();
         let (notifications, _) = broadcast::channel(256);
         let side = ClientSide {
@@ -368,12 +373,9 @@ impl ClientBuilder {
                 log_level: Mutex::new(None),
                 output_schemas: Default::default(),
                 hook: self.hook,
-                #[cfg(feature = "otel")]
-                otel: self.otel.map(|tracing| crate::otel::ClientOtel {
-                    tracing,
-                    connected: std::time::Instant::now(),
-                    session_id,
-                }),
+                middleware: self.middleware,
+                session_id,
+                connected: std::time::Instant::now(),
             }),
         })
     }
@@ -543,8 +545,8 @@ async fn discover(
     })
 }
 
-/// A request of the handshake (`initialize`, `server/discover`): in a span of its own
-/// when the client is traced (feature `otel`), its context in the request's `_meta`.
+/// A request of the handshake (`initialize`, `server/discover`), through the builder's
+/// middleware when there are any.
 async fn handshake_call(
     peer: &crate::engine::Peer,
     builder: &ClientBuilder,
@@ -553,26 +555,31 @@ async fn handshake_call(
     version: ProtocolVersion,
     options: CallOptions,
 ) -> Result<ferry_protocol::jsonrpc::RawJson, ClientError> {
-    #[cfg(feature = "otel")]
-    if let Some(tracing) = &builder.otel {
-        use opentelemetry::context::FutureExt as _;
-        let mut params = params;
-        // No session id yet: the answer to `initialize` brings it.
-        let call = tracing.start(method, &mut params, version, None);
-        let id = peer.next_request_id();
-        let result = async {
-            crate::otel::note_request_id(&id);
-            peer.call_with_id(id, method, &params, options).await
-        }
-        .with_context(call.cx.clone())
-        .await
-        .map_err(ClientError::from);
-        tracing.finish(call, result.as_ref().err());
-        return result;
+    if builder.middleware.is_empty() {
+        return Ok(peer.call(method, &params, options).await?);
     }
-    #[cfg(not(feature = "otel"))]
-    let _ = (builder, version);
-    Ok(peer.call(method, &params, options).await?)
+    let chain = &builder.middleware;
+    let end: End<'_> = Box::new(move |request: Outgoing| {
+        Box::pin(async move {
+            let id = peer.next_request_id();
+            for middleware in chain {
+                middleware.sent(request.method, &id);
+            }
+            let raw = peer
+                .call_with_id(id, request.method, &request.params, options)
+                .await?;
+            serde_json::from_str(raw.get()).map_err(|e| ClientError::InvalidResult(e.to_string()))
+        })
+    });
+    // No session id yet: the answer to `initialize` brings it.
+    let request = Outgoing {
+        method,
+        params,
+        version,
+        session_id: None,
+    };
+    let result = Next::new(chain, end).run(request).await?;
+    serde_json::value::to_raw_value(&result).map_err(|e| ClientError::InvalidResult(e.to_string()))
 }
 
 async fn initialize_newest(

@@ -45,6 +45,7 @@ mod connect;
 pub(crate) mod error;
 mod handlers;
 mod hook;
+mod middleware;
 mod supervisor;
 mod typed;
 
@@ -61,9 +62,10 @@ pub use connect::{ClientBuilder, DEFAULT_PROBE_TIMEOUT, ElicitationModes};
 pub use error::{ClientError, ErrorKind};
 pub use handlers::{ElicitationHandler, RootsHandler, SamplingHandler};
 pub use hook::RequestHook;
+pub use middleware::{BoxFuture, Middleware, Next, Outgoing};
 pub use supervisor::{Backoff, Supervisor};
 
-use crate::engine::{EngineHandle, Peer};
+use crate::engine::{EngineHandle, Peer, SessionIdSource};
 use handlers::Handlers;
 
 /// Rounds of `input_required` a stateless-era call answers before it gives up.
@@ -75,9 +77,6 @@ pub const MAX_INPUT_ROUNDS: u32 = 16;
 pub struct Client {
     inner: Arc<Inner>,
 }
-
-/// Where a client reads its session id (`Mcp-Session-Id` over HTTP), as it is when asked.
-pub(crate) type SessionIdSource = Arc<dyn Fn() -> Option<String> + Send + Sync>;
 
 struct Inner {
     peer: Peer,
@@ -96,17 +95,18 @@ struct Inner {
     output_schemas: typed::OutputSchemas,
     /// The application's hook around each request.
     hook: Option<Arc<dyn RequestHook>>,
-    /// OpenTelemetry spans and metrics of the requests, when turned on.
-    #[cfg(feature = "otel")]
-    otel: Option<crate::otel::ClientOtel>,
+    /// The application's middleware around each request, outermost first.
+    middleware: Vec<Arc<dyn Middleware>>,
+    /// Where the middleware read the session id (HTTP), when the transport has one.
+    session_id: Option<SessionIdSource>,
+    /// When the connection was made, for [`Middleware::closed`].
+    connected: std::time::Instant,
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        #[cfg(feature = "otel")]
-        if let Some(otel) = &self.otel {
-            otel.tracing
-                .session_ended(otel.connected.elapsed(), self.version);
+        for middleware in &self.middleware {
+            middleware.closed(self.version, self.connected.elapsed());
         }
         self.engine.task.abort();
     }

@@ -1,5 +1,5 @@
 //! The one interface between a transport that opens many connections (the HTTP server)
-//! and what answers them (a [`Server`](crate::server::Server), or a proxy such as
+//! and what answers them (a `ferry::server::Server`, or a proxy such as
 //! `ferry bridge`). It sits below both, so neither reaches into the other.
 //!
 //! The transport keeps everything that is its own (sessions and their ids, streams,

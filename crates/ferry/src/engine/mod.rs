@@ -92,6 +92,8 @@ pub use stdio::{stdio, stdio_with};
 #[cfg(feature = "server")]
 pub(crate) use tasks::terminal;
 pub use tasks::{SharedTask, TaskShare};
+#[cfg(feature = "client")]
+pub(crate) use transport::SessionIdSource;
 pub use transport::{
     Attachment, Classified, ClientAddress, Frame, OVERSIZED_HEAD, Replayed, Transport,
     TransportError, TransportEvent, Writer,

@@ -352,3 +352,8 @@ async fn forward(mut rx: mpsc::Receiver<Frame>, tx: mpsc::Sender<TransportEvent>
         }
     }
 }
+
+/// Where a client reads its session id (`Mcp-Session-Id` over HTTP), as it is when asked: the
+/// HTTP client transport gives one, the client's middleware read it.
+#[cfg(feature = "client")]
+pub(crate) type SessionIdSource = std::sync::Arc<dyn Fn() -> Option<String> + Send + Sync>;

@@ -200,7 +200,7 @@ impl HttpConnection {
     }
 
     /// Reads the session id as it is at each call (it changes when a session is renewed).
-    pub(crate) fn session_id_source(&self) -> crate::client::SessionIdSource {
+    pub(crate) fn session_id_source(&self) -> crate::engine::SessionIdSource {
         let state = Arc::clone(&self.state);
         Arc::new(move || state.lock().unwrap_or_else(|e| e.into_inner()).id.clone())
     }

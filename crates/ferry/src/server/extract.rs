@@ -382,26 +382,3 @@ handler_fn!(T1,; T2);
 handler_fn!(T1, T2,; T3);
 handler_fn!(T1, T2, T3,; T4);
 handler_fn!(T1, T2, T3, T4,; T5);
-
-// The verified claims the HTTP transport attaches to a request (feature `http-auth`).
-#[cfg(feature = "http-auth")]
-#[cfg_attr(docsrs, doc(cfg(feature = "http-auth")))]
-impl FromContext for crate::http::auth::Auth {
-    fn from_context(cx: &Context) -> Result<Self, ErrorObject> {
-        use crate::http::auth::{Auth, Claims};
-        cx.attachment::<Arc<Claims>>()
-            .map(|claims| Auth(Arc::clone(claims)))
-            .ok_or_else(|| {
-                ErrorObject::invalid_request("this request carries no verified credentials")
-            })
-    }
-}
-
-#[cfg(feature = "http-auth")]
-#[cfg_attr(docsrs, doc(cfg(feature = "http-auth")))]
-impl FromContext for Option<crate::http::auth::Auth> {
-    fn from_context(cx: &Context) -> Result<Self, ErrorObject> {
-        use crate::http::auth::{Auth, Claims};
-        Ok(cx.attachment::<Arc<Claims>>().map(|c| Auth(Arc::clone(c))))
-    }
-}

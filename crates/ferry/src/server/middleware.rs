@@ -61,8 +61,8 @@ impl RequestInfo {
     /// The verified claims of the request's bearer token (HTTP with `http-auth`).
     #[cfg(feature = "http-auth")]
     #[cfg_attr(docsrs, doc(cfg(feature = "http-auth")))]
-    pub fn claims(&self) -> Option<&crate::http::auth::Claims> {
-        self.attachment::<Arc<crate::http::auth::Claims>>()
+    pub fn claims(&self) -> Option<&super::Claims> {
+        self.attachment::<Arc<super::Claims>>()
             .map(|claims| &**claims)
     }
 

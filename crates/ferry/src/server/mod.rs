@@ -57,6 +57,8 @@
 mod backend;
 mod builder;
 mod call_params;
+#[cfg(feature = "http-auth")]
+mod claims;
 mod completion;
 mod context;
 mod core;
@@ -143,6 +145,9 @@ pub mod fuzzing {
 
 pub use self::core::Server;
 pub use builder::{BuildError, DEFAULT_PAGE_SIZE, ServerBuilder};
+#[cfg(feature = "http-auth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http-auth")))]
+pub use claims::{Auth, Claims, has_scope};
 pub use completion::CompletionRequest;
 pub use context::{Context, RootsChanged, ToolContext};
 pub use extract::{Cancel, ClientCaps, FromContext, HandlerFn, Meta, Progress, State};

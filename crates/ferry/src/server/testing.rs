@@ -619,13 +619,11 @@ impl TestClient {
     }
 
     /// `tools/call` returning the tool's typed output: its `structuredContent` read into
-    /// `T` (see [`CallToolResult::structured`]), as [`Client::call_tool_as`] does, or in
+    /// `T` (see [`CallToolResult::structured`]), as the client's `Client::call_tool_as` does, or in
     /// revisions before 2025-06-18, which have no structured content, the JSON of its
     /// text (what `Json<T>` writes there). An `isError` result is
     /// [`TestError::ToolFailed`]; an output that is not a `T` is
     /// [`TestError::InvalidResult`].
-    ///
-    /// [`Client::call_tool_as`]: crate::client::Client::call_tool_as
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {

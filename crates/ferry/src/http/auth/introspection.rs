@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use super::claims::Claims;
 use super::verify::{BoxFuture, TokenVerifier, VerifyError, now};
+use crate::server::Claims;
 
 /// The largest introspection response read.
 const MAX_RESPONSE_BYTES: usize = 64 * 1024;

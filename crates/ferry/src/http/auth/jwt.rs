@@ -8,9 +8,9 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::{Algorithm, Header, Validation, decode};
 use serde_json::{Map, Value};
 
-use super::claims::Claims;
 use super::jwks::Jwks;
 use super::verify::{BoxFuture, TokenVerifier, VerifyError};
+use crate::server::Claims;
 
 /// The asymmetric algorithms accepted by default. `none` is never accepted (it is not
 /// even parsed), nor are the `HS*` algorithms: the keys come from a public JWKS.

@@ -11,11 +11,11 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 use super::ResourceServer;
-use super::claims::Claims;
 use super::metadata::same_resource;
 use super::verify::{VerifyError, now};
 use crate::engine::Attachment;
 use crate::http::SessionOwner;
+use crate::server::Claims;
 
 /// The bearer token of a request.
 enum Bearer<'a> {

@@ -43,7 +43,6 @@
 //! # }
 //! ```
 
-mod claims;
 mod introspection;
 mod jwks;
 mod jwt;
@@ -51,7 +50,7 @@ mod layer;
 pub mod metadata;
 mod verify;
 
-pub use claims::{Auth, Claims, has_scope};
+pub use crate::server::{Auth, Claims, has_scope};
 pub use introspection::IntrospectionVerifier;
 pub use jsonwebtoken::Algorithm;
 pub use jwks::Jwks;

@@ -1,8 +1,12 @@
-//! What a verified access token says, and the handler extractor that hands it over.
+//! What a verified access token says (the HTTP transport's OAuth resource server attaches it
+//! to each request, feature `http-auth`), and the handler extractor that hands it over.
 
 use std::sync::Arc;
 
+use ferry_protocol::jsonrpc::ErrorObject;
 use serde_json::{Map, Value};
+
+use super::{Context, FromContext};
 
 /// The claims of a verified access token (a JWT's payload, or an RFC 7662 introspection
 /// response), with the registered ones picked out.
@@ -80,7 +84,7 @@ impl Claims {
 /// without authentication). Take `Option<Auth>` to serve both.
 ///
 /// ```
-/// use ferry::http::auth::Auth;
+/// use ferry::server::Auth;
 ///
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]
 /// struct Nothing {}
@@ -100,7 +104,7 @@ pub struct Auth(pub Arc<Claims>);
 /// stdio transport, an HTTP server without auth) do not see the item.
 ///
 /// ```
-/// use ferry::http::auth::has_scope;
+/// use ferry::server::has_scope;
 /// use ferry::server::Server;
 ///
 /// let server = Server::builder("admin", "1")
@@ -110,13 +114,29 @@ pub struct Auth(pub Arc<Claims>);
 /// # let _ = server;
 /// ```
 ///
-/// [`ServerBuilder::tool_visible_if`]: crate::server::ServerBuilder::tool_visible_if
+/// [`ServerBuilder::tool_visible_if`]: super::ServerBuilder::tool_visible_if
 pub fn has_scope(
     scope: impl Into<String>,
-) -> impl Fn(&crate::server::Context) -> bool + Send + Sync + 'static {
+) -> impl Fn(&super::Context) -> bool + Send + Sync + 'static {
     let scope = scope.into();
     move |cx| {
         cx.attachment::<std::sync::Arc<Claims>>()
             .is_some_and(|claims| claims.has_scope(&scope))
+    }
+}
+
+impl FromContext for Auth {
+    fn from_context(cx: &Context) -> Result<Self, ErrorObject> {
+        cx.attachment::<Arc<Claims>>()
+            .map(|claims| Auth(Arc::clone(claims)))
+            .ok_or_else(|| {
+                ErrorObject::invalid_request("this request carries no verified credentials")
+            })
+    }
+}
+
+impl FromContext for Option<Auth> {
+    fn from_context(cx: &Context) -> Result<Self, ErrorObject> {
+        Ok(cx.attachment::<Arc<Claims>>().map(|c| Auth(Arc::clone(c))))
     }
 }
