@@ -63,7 +63,7 @@ pub mod fuzzing {
 pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 mod stall;
 mod stdio;
-mod tasks;
+mod task_share;
 mod transport;
 
 use std::future::Future;
@@ -90,8 +90,8 @@ pub use result::ResultJson;
 pub(crate) use stdio::stdio_watched;
 pub use stdio::{stdio, stdio_with};
 #[cfg(feature = "server")]
-pub(crate) use tasks::terminal;
-pub use tasks::{SharedTask, TaskShare};
+pub(crate) use task_share::terminal;
+pub use task_share::{SharedTask, TaskShare};
 #[cfg(feature = "client")]
 pub(crate) use transport::SessionIdSource;
 pub use transport::{

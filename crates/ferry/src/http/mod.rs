@@ -87,6 +87,7 @@
 //! server, as `ferry bridge --http` puts a stdio child there. [`serve_router`] serves any
 //! such router with `TCP_NODELAY`.
 
+mod accept;
 #[cfg(feature = "http-auth")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http-auth")))]
 pub mod auth;
@@ -97,7 +98,6 @@ mod frame_kind;
 mod guard;
 mod headers;
 mod legacy;
-mod listen;
 mod owner;
 mod probe;
 mod session;
@@ -106,8 +106,8 @@ mod stateless;
 pub mod store;
 
 pub use crate::engine::{Backend, Connection};
+pub use accept::ConnectionLimits;
 pub use events::{EventStore, MemoryEventStore, ReplayError, StreamKey};
-pub use listen::ConnectionLimits;
 pub use owner::SessionOwner;
 
 use std::sync::Arc;
@@ -543,7 +543,7 @@ pub async fn serve_router_with(
     listener: tokio::net::TcpListener,
     limits: ConnectionLimits,
 ) -> std::io::Result<()> {
-    listen::serve(router, listener, limits, std::future::pending(), || {}).await
+    accept::serve(router, listener, limits, std::future::pending(), || {}).await
 }
 
 /// [`serve`] until `signal` completes, then shut down gracefully: stop accepting, end
@@ -559,7 +559,7 @@ pub async fn serve_with_shutdown(
     let limits = config.connections;
     let shared = Shared::new(Arc::new(backend), config);
     let sessions = Arc::clone(&shared);
-    listen::serve(router_of(shared), listener, limits, signal, move || {
+    accept::serve(router_of(shared), listener, limits, signal, move || {
         sessions.sessions.shutdown();
         sessions.legacy.shutdown();
     })

@@ -18,10 +18,10 @@ use reqwest::StatusCode;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::connection::Shared;
 use super::exchange;
 use super::outgoing::{Kind, Outgoing};
 use super::session;
-use super::shared::Shared;
 use crate::engine::Frame;
 
 /// Run the connection until the engine hangs up, `shutdown` fires, or the connection ends.

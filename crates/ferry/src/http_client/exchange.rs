@@ -11,9 +11,9 @@ use reqwest::header::{HeaderName, HeaderValue};
 use reqwest::{Response, StatusCode, Url};
 use serde_json::{Value, json};
 
+use super::connection::{Failure, SESSION_ID, SessionState, Shared, body, hint, media_type};
 use super::outgoing::{Outgoing, read_tools};
 use super::restore::Restorable;
-use super::shared::{Failure, SESSION_ID, SessionState, Shared, body, hint, media_type};
 use super::{legacy, session, sse};
 
 /// Send request `id` and hand its response (or a failure) to the engine.

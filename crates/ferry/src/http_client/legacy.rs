@@ -35,8 +35,8 @@ use reqwest::header::ACCEPT;
 use reqwest::{Method, StatusCode, Url};
 use tokio::sync::watch;
 
+use super::connection::{Failure, Shared, body, media_type};
 use super::outgoing::Outgoing;
-use super::shared::{Failure, Shared, body, media_type};
 pub(crate) use stream::Events;
 
 /// The longest a POST refused because its session ended waits for the new session.
@@ -224,7 +224,7 @@ pub(crate) async fn post_bytes(
             " (the 2024-11-05 session is over: its event stream closed, or it expired; \
              connect again)",
         );
-    } else if let Some(hint) = super::shared::hint(status) {
+    } else if let Some(hint) = super::connection::hint(status) {
         text.push_str(&format!(" ({hint})"));
     }
     Err(Failure::status(status, text))

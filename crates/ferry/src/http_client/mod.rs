@@ -58,6 +58,7 @@
 //! ```
 
 mod config;
+mod connection;
 mod driver;
 mod exchange;
 mod legacy;
@@ -67,7 +68,6 @@ pub mod oauth;
 mod outgoing;
 mod restore;
 mod session;
-mod shared;
 mod sse;
 
 /// The SSE reading of responses (`sse`) on bytes given in chunks, for the fuzz targets
@@ -165,7 +165,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::Transport;
-use shared::{SessionState, Shared};
+use connection::{SessionState, Shared};
 
 /// Why an HTTP connection could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -250,7 +250,7 @@ pub fn connect(
         Some(http) => http.clone(),
         None => reqwest::Client::builder()
             .build()
-            .map_err(|e| HttpClientError::Client(shared::describe(&e)))?,
+            .map_err(|e| HttpClientError::Client(connection::describe(&e)))?,
     };
     let (in_tx, in_rx) = mpsc::channel(config.queue);
     let (out_tx, out_rx) = mpsc::channel(config.queue);

@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use ferry_protocol::RequestId;
 use serde_json::{Value, json};
 
+use super::connection::{SessionState, Shared, body, media_type};
 use super::outgoing::Outgoing;
-use super::shared::{SessionState, Shared, body, media_type};
 use super::sse;
 
 /// Session state the server keeps for the caller.

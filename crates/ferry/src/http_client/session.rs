@@ -19,7 +19,7 @@ use std::time::Duration;
 use reqwest::header::ACCEPT;
 use reqwest::{Method, Response, StatusCode};
 
-use super::shared::{Failure, Shared, body, media_type};
+use super::connection::{Failure, Shared, body, media_type};
 use super::sse::{self, Cursor, End};
 
 /// The longest wait between reconnection attempts of the GET stream.
@@ -178,7 +178,7 @@ pub(crate) async fn reinitialize(
     }
     let session = response
         .headers()
-        .get(super::shared::SESSION_ID)
+        .get(super::connection::SESSION_ID)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     let id = serde_json::from_slice::<serde_json::Value>(&initialize)

@@ -21,7 +21,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use sse_stream::{Sse, SseStream};
 
-use super::shared::{Failure, Shared, describe};
+use super::connection::{Failure, Shared, describe};
 
 /// Where a stream stands, for resuming it.
 #[derive(Debug)]

@@ -26,7 +26,7 @@
 //!    is bound to); the revision; the input rounds (`mrtr.rs`); the handler's
 //!    [`Context`] (`context.rs`).
 //! 3. **Answered** by the method's feature module — `tools.rs`, `resources.rs`,
-//!    `prompts.rs`, `completion.rs`, `tasks.rs`, `listen.rs`, `list.rs` (every list),
+//!    `prompts.rs`, `completion.rs`, `tasks.rs`, `subscriptions.rs`, `list.rs` (every list),
 //!    `session.rs` (lifecycle) — with the chain's steps around a tool's, reader's or
 //!    prompt's handler (`pipeline.rs`: log scope from `log_layer.rs`, `input_required`
 //!    from `mrtr.rs`, errors shaped), and the result shaped for the caller's revision
@@ -65,7 +65,6 @@ mod core;
 mod extract;
 mod input;
 mod list;
-mod listen;
 mod log_layer;
 mod members;
 mod middleware;
@@ -81,6 +80,7 @@ mod resources;
 mod session;
 mod shape;
 mod stats;
+mod subscriptions;
 mod tasks;
 mod testing;
 mod tools;
@@ -152,7 +152,6 @@ pub use completion::CompletionRequest;
 pub use context::{Context, RootsChanged, ToolContext};
 pub use extract::{Cancel, ClientCaps, FromContext, HandlerFn, Meta, Progress, State};
 pub use input::InputError;
-pub use listen::{MAX_RESOURCE_SUBSCRIPTIONS, MAX_SUBSCRIBED_URI_BYTES};
 pub use log_layer::ClientLogLayer;
 #[cfg(feature = "otel")]
 pub(crate) use middleware::is_tool_error;
@@ -167,6 +166,7 @@ pub use register::{Register, RegisterShared};
 pub use request_state::DEFAULT_REQUEST_STATE_TTL;
 pub use resources::{IntoReadResult, ReadHandler, ReadResult, ResourceError, TemplateVars};
 pub use stats::ServerStats;
+pub use subscriptions::{MAX_RESOURCE_SUBSCRIPTIONS, MAX_SUBSCRIBED_URI_BYTES};
 pub use tasks::{DEFAULT_TASK_TTL, MAX_ACTIVE_TASKS, MAX_STORED_TASKS, MAX_TASK_TTL};
 pub use testing::{TestClient, TestClientBuilder, TestError, TestResponder};
 pub use tools::{IntoToolResult, Json};

@@ -18,7 +18,7 @@
 //! 6. What its handler reaches ([`Resolved`]): the [`Context`] (`context.rs`), a context
 //!    only where a list is filtered, or the connection itself.
 //! 7. Its handler, by method: found by the feature modules (`tools.rs`, `resources.rs`,
-//!    `prompts.rs`, `completion.rs`, `tasks.rs`, `listen.rs`; `list.rs` for the lists;
+//!    `prompts.rs`, `completion.rs`, `tasks.rs`, `subscriptions.rs`; `list.rs` for the lists;
 //!    `session.rs` for the lifecycle methods).
 //! 8. Around a tool's, reader's or prompt's handler ([`Around`]): its log scope
 //!    (`log_layer.rs`), its input rounds (`mrtr.rs`: `input_required` when it asks for
@@ -54,7 +54,7 @@ use super::reply::Call;
 use super::resources::{ResourceEntry, TemplateEntry};
 use super::session::Session;
 use super::tools::ToolEntry;
-use super::{completion, listen, prompts, resources, tasks, tools};
+use super::{completion, prompts, resources, subscriptions, tasks, tools};
 use crate::engine::{Handler, HandlerResult, Peer, RequestContext};
 
 type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -336,7 +336,7 @@ impl Session {
             ClientRequest::SubscriptionsListen(params) => {
                 let rcx = at.connection();
                 return Ok(later(async move {
-                    listen::listen(server, &call, params, rcx).await
+                    subscriptions::listen(server, &call, params, rcx).await
                 }));
             }
             ClientRequest::SetLevel(params) => self.set_level(&call, params.level),

@@ -16,11 +16,11 @@ use tokio::sync::broadcast;
 
 use super::core::Server;
 use super::input::ClientCaps;
-use super::listen::{MAX_RESOURCE_SUBSCRIPTIONS, MAX_SUBSCRIBED_URI_BYTES};
 use super::middleware::{SessionInfo, session_hook};
 use super::registry::Change;
 use super::reply::Call;
 use super::resources;
+use super::subscriptions::{MAX_RESOURCE_SUBSCRIPTIONS, MAX_SUBSCRIBED_URI_BYTES};
 use super::tasks::{self, Tasks};
 use crate::engine::{Engine, EngineHandle, HandlerResult, Peer, TaskShare, Transport};
 

@@ -87,7 +87,7 @@ mod shared;
 pub(crate) use shared::listen;
 mod state;
 mod stream;
-mod tasks;
+mod task_store;
 
 use axum::http::{HeaderMap, HeaderName};
 use ferry_protocol::types::keys;

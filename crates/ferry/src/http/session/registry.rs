@@ -25,7 +25,7 @@ pub(crate) struct Sessions {
     /// `shared::share`), made by the listener.
     pub(super) outbox: std::sync::OnceLock<super::shared::Outbox>,
     /// With a session store: the shared sessions' tasks running here.
-    pub(super) running_tasks: Arc<super::tasks::RunningTasks>,
+    pub(super) running_tasks: Arc<super::task_store::RunningTasks>,
 }
 
 impl Sessions {

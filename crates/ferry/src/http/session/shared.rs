@@ -21,7 +21,7 @@ use super::answer::{Ends, sse_response};
 use super::checks::{bad_request, missing_session, standalone_conflict, unknown_session};
 use super::router::{Delivery, Routing, run_router};
 use super::state::{Applied, Busy, Replica, Session};
-use super::tasks::StoreTasks;
+use super::task_store::StoreTasks;
 use crate::engine::{Attachment, BackendChange, RelatedSink, Transport};
 use crate::http::events;
 use crate::http::owner::SessionOwner;

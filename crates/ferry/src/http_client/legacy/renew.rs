@@ -17,8 +17,8 @@ use serde_json::{Value, json};
 
 use super::stream::{self, Events};
 use super::{Awaiting, open, post, post_bytes};
+use crate::http_client::connection::{Failure, Shared};
 use crate::http_client::restore::Restorable;
-use crate::http_client::shared::{Failure, Shared};
 use crate::http_client::sse::End;
 
 /// The longest wait between two attempts.

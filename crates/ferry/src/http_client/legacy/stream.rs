@@ -14,9 +14,9 @@ use serde_json::Value;
 use sse_stream::Sse;
 
 use super::Awaiting;
+use crate::http_client::connection::{Failure, Shared};
 use crate::http_client::outgoing::read_tools;
 use crate::http_client::restore::Restorable;
-use crate::http_client::shared::{Failure, Shared};
 use crate::http_client::sse::{End, message_data, next_event, response_id};
 
 /// An open event stream (after its `endpoint` event).

@@ -117,6 +117,6 @@ async fn read_body(url: &str, mut response: reqwest::Response) -> Result<Vec<u8>
 fn http_error(url: &str, error: &reqwest::Error) -> OAuthError {
     OAuthError::Http {
         url: url.to_owned(),
-        message: crate::http_client::shared::describe(error),
+        message: crate::http_client::connection::describe(error),
     }
 }
