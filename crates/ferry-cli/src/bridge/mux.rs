@@ -22,6 +22,7 @@
 
 use std::collections::HashMap;
 
+use ferry::protocol::error_codes::INVALID_PARAMS;
 use ferry::protocol::types::keys::SUBSCRIPTION_ID;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -134,9 +135,12 @@ impl Mux {
 
     /// A frame from `client`: what to write to the child.
     pub(crate) fn client_frame(&mut self, client: ClientId, bytes: &[u8]) -> Vec<Frame> {
-        let Ok(value) = serde_json::from_slice::<Value>(bytes) else {
-            tracing::debug!(client, "unparsable frame from a connection dropped");
-            return Vec::new();
+        let value = match serde_json::from_slice::<Value>(bytes) {
+            Ok(value) => value,
+            Err(e) => {
+                self.unreadable(client, bytes, &e);
+                return Vec::new();
+            }
         };
         let messages = match value {
             Value::Array(entries) => entries,
@@ -147,6 +151,23 @@ impl Mux {
             out.extend(self.client_message(client, message));
         }
         out
+    }
+
+    /// A frame the HTTP layer accepted (valid JSON-RPC) but that cannot be read into a tree
+    /// to remap its ids: its params nest deeper than serde_json reads. Each request in it
+    /// gets the `-32602` a server gives such params (`ferry serve` does), at once; the child
+    /// never sees it, so nothing of it stays in flight.
+    fn unreadable(&self, client: ClientId, bytes: &[u8], why: &serde_json::Error) {
+        for head in ferry::protocol::jsonrpc::read_heads(bytes) {
+            if let (true, Some(id)) = (head.method, head.id) {
+                let id = serde_json::to_value(id).unwrap_or(Value::Null);
+                self.send(
+                    client,
+                    error(&id, INVALID_PARAMS, &format!("Invalid params: {why}")),
+                );
+            }
+        }
+        tracing::debug!(client, "unreadable frame from a connection answered: {why}");
     }
 
     fn client_message(&mut self, client: ClientId, mut message: Value) -> Option<Frame> {

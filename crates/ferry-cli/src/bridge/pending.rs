@@ -18,7 +18,17 @@ impl Pending {
     /// `notifications/cancelled` means the named one will get none (the HTTP transport
     /// drops the exchange, and MCP sends no response to a cancelled request).
     pub(crate) fn host_sent(&mut self, frame: &[u8]) {
-        for message in messages(frame) {
+        let Ok(messages) = messages(frame) else {
+            // Too deep to read into a tree: its requests still wait, known by their heads.
+            for head in ferry::protocol::jsonrpc::read_heads(frame) {
+                if let (true, Some(id)) = (head.method, head.id) {
+                    let id = serde_json::to_value(id).unwrap_or(Value::Null);
+                    self.requests.insert(id.to_string(), id);
+                }
+            }
+            return;
+        };
+        for message in messages {
             match (message.get("method"), message.get("id")) {
                 (Some(_), Some(id)) => {
                     self.requests.insert(id.to_string(), id.clone());
@@ -38,7 +48,7 @@ impl Pending {
         if self.requests.is_empty() {
             return;
         }
-        for message in messages(frame) {
+        for message in messages(frame).unwrap_or_default() {
             if message.get("method").is_none()
                 && let Some(id) = message.get("id")
             {
@@ -72,13 +82,14 @@ impl Pending {
     }
 }
 
-/// The messages of a frame: one, or a batch's members (nothing for what does not parse).
-fn messages(frame: &[u8]) -> Vec<Value> {
-    match serde_json::from_slice::<Value>(frame) {
-        Ok(Value::Array(batch)) => batch,
-        Ok(value @ Value::Object(_)) => vec![value],
+/// The messages of a frame: one, or a batch's members (none for what is not an object or
+/// an array); an error for what does not parse.
+fn messages(frame: &[u8]) -> Result<Vec<Value>, serde_json::Error> {
+    Ok(match serde_json::from_slice::<Value>(frame)? {
+        Value::Array(batch) => batch,
+        value @ Value::Object(_) => vec![value],
         _ => Vec::new(),
-    }
+    })
 }
 
 #[cfg(test)]
@@ -106,5 +117,20 @@ mod tests {
         assert_eq!(error["id"], "a");
         assert_eq!(error["error"]["code"], INTERNAL_ERROR);
         assert_eq!(error["error"]["message"], "too late");
+    }
+
+    #[test]
+    fn a_request_too_deep_to_read_still_waits() {
+        let mut pending = Pending::default();
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"a":{}1{}}},"id":"deep"}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        pending.host_sent(deep.as_bytes());
+        assert_eq!(pending.len(), 1);
+        pending
+            .server_sent(br#"{"jsonrpc":"2.0","id":"deep","error":{"code":-32602,"message":"x"}}"#);
+        assert!(pending.is_empty());
     }
 }

@@ -63,6 +63,39 @@ pub fn read_head(head: &[u8]) -> Head {
     }
 }
 
+/// [`read_head`] of a whole message or of each member of a batch (`[...]`), for a
+/// message whose tree cannot be built (nested deeper than serde_json reads): each request
+/// among them can still be answered with its id. Never fails; a member cut off or not an
+/// object gives a [`Head`] with nothing found.
+///
+/// ```
+/// use ferry_protocol::jsonrpc::{read_heads, RequestId};
+///
+/// let heads = read_heads(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"x"}]"#);
+/// assert_eq!(heads[0].id, Some(RequestId::Number(1)));
+/// assert!(heads[1].method && heads[1].id.is_none());
+/// ```
+pub fn read_heads(text: &[u8]) -> Vec<Head> {
+    let mut at = skip_space(text, 0);
+    if text.get(at) != Some(&b'[') {
+        return vec![read_head(text)];
+    }
+    let mut heads = Vec::new();
+    at += 1;
+    loop {
+        at = skip_space(text, at);
+        let Some(end) = skip_value(text, at) else {
+            return heads;
+        };
+        heads.push(read_head(&text[at..end]));
+        at = skip_space(text, end);
+        match text.get(at) {
+            Some(b',') => at += 1,
+            _ => return heads,
+        }
+    }
+}
+
 fn skip_space(text: &[u8], mut at: usize) -> usize {
     while text.get(at).is_some_and(u8::is_ascii_whitespace) {
         at += 1;
@@ -199,5 +232,36 @@ mod tests {
                 .collect();
             let _ = read_head(&text);
         }
+    }
+
+    #[test]
+    fn the_heads_of_a_deep_message_and_of_each_batch_member() {
+        // Params nested far deeper than a tree is built for, the id after them.
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"arguments":{}1{}}},"id":7}}"#,
+            "[".repeat(10_000),
+            "]".repeat(10_000)
+        );
+        let heads = read_heads(deep.as_bytes());
+        assert_eq!(heads.len(), 1);
+        assert_eq!(heads[0].id, Some(RequestId::Number(7)));
+        assert!(heads[0].method);
+        let batch = format!(
+            r#" [ {deep} , {{"jsonrpc":"2.0","id":"b","method":"ping"}}, {{"jsonrpc":"2.0","method":"n"}} ] "#
+        );
+        let heads = read_heads(batch.as_bytes());
+        let ids: Vec<_> = heads.iter().map(|h| h.id.clone()).collect();
+        assert_eq!(
+            ids,
+            [
+                Some(RequestId::Number(7)),
+                Some(RequestId::String("b".into())),
+                None
+            ]
+        );
+        // A batch cut off keeps the members whole before the cut.
+        let third = batch.find(r#"{"jsonrpc":"2.0","method":"n"}"#).unwrap();
+        assert_eq!(read_heads(&batch.as_bytes()[..third + 5]).len(), 2);
+        assert!(read_heads(b"[").is_empty());
     }
 }

@@ -12,7 +12,7 @@ pub use classify::{
     ClassifyLimits, DEFAULT_CLIENT_MAX_MESSAGE_BYTES, DEFAULT_MAX_MESSAGE_BYTES, Inbound, Rejected,
     classify, classify_with,
 };
-pub use head::{Head, read_head};
+pub use head::{Head, read_head, read_heads};
 pub use id::RequestId;
 pub use message::{
     ENVELOPE_ROOM, ErrorObject, ErrorResponse, JsonRpcVersion, Message, Notification,
