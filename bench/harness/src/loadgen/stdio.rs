@@ -54,7 +54,8 @@ impl Server {
 }
 
 pub(crate) fn run(command: &[String], options: &Options) -> io::Result<serde_json::Value> {
-    // One sample of a ~1 ms figure is mostly noise: start the server several times.
+    // A cold start is short enough that one sample is mostly noise: start the server
+    // several times.
     let mut starts = Vec::with_capacity(options.starts + 1);
     for _ in 0..options.starts {
         let (server, took) = start(command)?;

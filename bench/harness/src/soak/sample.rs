@@ -5,8 +5,8 @@ use serde_json::{Value, json};
 
 /// The figures of a reading whose flatness the soak judges. Runtime tasks are judged per
 /// live session (see [`figure`]): each session holds a few tasks for as long as it lives,
-/// so the raw count follows how many sessions the traffic happens to hold open (it rose
-/// by half in an hour with the sessions, at three tasks each), and says nothing of a leak.
+/// so the raw count follows how many sessions the traffic happens to hold open, and says
+/// nothing of a leak.
 pub(crate) const FIGURES: [&str; 4] = ["rss_kib", "fds", "threads", "tasks_per_session"];
 
 /// A figure of a (median) reading: one it holds, or `tasks_per_session`, its runtime

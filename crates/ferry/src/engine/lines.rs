@@ -12,8 +12,9 @@
 //!
 //! Not while more of the peer's input is buffered (the read loop says so through
 //! [`InlineWrite::hold`]): a burst of requests read at once is answered by one write of
-//! the task, where writing each response inline was a system call per response (a
-//! pipelined client pinned to the server's CPU got a third fewer calls per second).
+//! the task, where writing each response inline would be a system call per response, which
+//! slows a pipelined client down (measured:
+//! bench/results/profile.md#inline-writes-wait-for-the-end-of-a-burst).
 //!
 //! Order: senders of the channel never write themselves; a frame is written inline only if
 //! the channel is empty and the task holds nothing unwritten, both checked under the lock

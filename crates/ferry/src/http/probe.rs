@@ -1,10 +1,11 @@
 //! The usual stateless-era request's `params` read in one borrowed, typed pass: what the
 //! HTTP layer needs of them (`_meta`'s version and stream options, and the members its
 //! `Mcp-*` headers are checked against) without building a `serde_json::Value`. A `Value`
-//! of the whole body was a sixth of a stateless `tools/call`'s work (its `_meta` carries
-//! the client's capabilities and identity on every request); reading the
-//! envelope with the engine's classification, handed on to the engine, and `params` here
-//! in one pass took the rest of the double reading away.
+//! of the whole body is a large share of a stateless `tools/call`'s work (its `_meta`
+//! carries the client's capabilities and identity on every request; measured:
+//! bench/results/profile.md#the-stateless-post-body-read-once). With the envelope read by
+//! the engine's classification, handed on to the engine, and `params` read here in one
+//! pass, the body is read once.
 //!
 //! The probe answers only for what it reads exactly as `Value` would: `params` and `_meta`
 //! absent or objects, no member it reads twice (serde's derive refuses a repeated field

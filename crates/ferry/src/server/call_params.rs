@@ -102,7 +102,8 @@ fn describe(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
 
 /// An optional member's value parsed as a `T`: `None` when absent or `null`; `Err` when it
 /// does not parse. The check inline, the parse out of line: most calls have none of these
-/// members, and three instances of the whole were 17 hot code lines of every call.
+/// members, and the parse inlined at its three uses would spread every call's hot code over
+/// more cache lines (measured: bench/results/profile.md#rare-call-members-parsed-out-of-line).
 #[inline(always)]
 fn parse_present<T: DeserializeOwned>(span: Option<Span<'_>>) -> Result<Option<T>, ()> {
     match present(span) {

@@ -2,9 +2,9 @@
 //! text instead of parsing it again.
 //!
 //! A `tools/call`'s params are checked once by the classification (serde_json skims the
-//! whole message) and were then parsed again by serde to find `name` and `arguments`: a
-//! twelfth of the echo benchmark's work per call, for a few member names and the spans of
-//! their values; this scan takes a fifth of that (bench/results/profile.md). It relies on
+//! whole message); parsing them again with serde to find `name` and `arguments` is a full
+//! parse for a few member names and the spans of their values, where this scan costs a
+//! small part of that (measured: bench/results/profile.md#the-members-scan). It relies on
 //! the text being valid JSON, and declines (`None`) whatever it does not read the way
 //! serde would (a key with an escape, a member given twice, not an object): the caller
 //! then parses with serde, which decides.

@@ -1,12 +1,12 @@
 //! The usual request or notification, its envelope read by hand.
 //!
 //! Why not serde's derive: reading the envelope of a `tools/call` (`jsonrpc`, `id`,
-//! `method`, the keys) through a derived `Deserialize` cost about a seventh of all the
-//! work a server does per call, most of it in serde_json's string reader (figures in
-//! bench/results/profile.md). The envelope has
+//! `method`, the keys) through a derived `Deserialize` is a large share of a short call's
+//! cost, most of it in serde_json's string reader (measured:
+//! bench/results/profile.md#the-envelope-read-by-hand). The envelope has
 //! four known keys and short values, so this reads them directly and leaves the one value
 //! that needs a full JSON reader, `params`, to the skim of [`skim`](super::skim) (serde_json
-//! where that declines). The figures after the change are in bench/results/profile.md.
+//! where that declines).
 //!
 //! It accepts only what it fully understands: the four members at most once each, `jsonrpc`
 //! spelled `"2.0"`, `method` and a string `id` without escapes or control characters, an
