@@ -2,6 +2,7 @@
 //! another (`crate::server::…`, `use crate::{engine, …}`, `super::super::http`) must be an
 //! edge that the table "Floors, checked" of docs/src/architecture.md allows, and that table
 //! must have no circle. Comments and doc links are not read: they name, they do not depend.
+//! And the table "Every file" of the same page names every source file there, no more.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -234,6 +235,75 @@ fn named_modules(code: &str, path: &[String], tops: &BTreeSet<String>) -> BTreeS
     }
     named.retain(|n| tops.contains(n));
     named
+}
+
+/// The rows of the table "Every file" of docs/src/architecture.md: each row's path (its
+/// first cell, without backticks), in the order written.
+fn every_file_rows() -> Vec<String> {
+    let text = std::fs::read_to_string(ARCHITECTURE).expect("docs/src/architecture.md");
+    let section = text
+        .split("\n## Every file\n")
+        .nth(1)
+        .expect("architecture.md has a section \"## Every file\"");
+    let mut rows = Vec::new();
+    for line in section.lines().skip_while(|l| !l.starts_with('|')) {
+        if !line.starts_with('|') {
+            break;
+        }
+        let file = line
+            .trim_matches('|')
+            .split('|')
+            .next()
+            .unwrap_or("")
+            .trim();
+        if file == "file" || file.starts_with("--") {
+            continue;
+        }
+        rows.push(file.trim_matches('`').to_owned());
+    }
+    rows
+}
+
+/// Every `.rs` file of `crates/ferry/src` has one row in the table "Every file" of
+/// architecture.md, and every row names a file that exists: a file added, renamed or
+/// removed without its row fails here, by name.
+#[test]
+fn every_file_has_a_row() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut paths = Vec::new();
+    rust_files(&src, &mut paths);
+    let files: BTreeSet<String> = paths
+        .iter()
+        .map(|file| {
+            let relative = file.strip_prefix(&src).unwrap();
+            let parts: Vec<String> = relative
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            parts.join("/")
+        })
+        .collect();
+    let rows = every_file_rows();
+    let mut listed = BTreeSet::new();
+    let mut problems = Vec::new();
+    for row in &rows {
+        if !listed.insert(row.clone()) {
+            problems.push(format!("{row}: two rows"));
+        }
+    }
+    for file in files.difference(&listed) {
+        problems.push(format!("{file}: no row (add one with its job)"));
+    }
+    for row in listed.difference(&files) {
+        problems.push(format!(
+            "{row}: a row, but no such file under crates/ferry/src"
+        ));
+    }
+    assert!(
+        problems.is_empty(),
+        "the table \"Every file\" of docs/src/architecture.md and crates/ferry/src differ:\n{}",
+        problems.join("\n")
+    );
 }
 
 #[test]
