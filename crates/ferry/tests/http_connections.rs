@@ -1,7 +1,10 @@
 //! The HTTP server's connections are bounded, over real sockets on 127.0.0.1: half-open
 //! requests (headers never finished) and idle keep-alive connections are closed after the
-//! header-read timeout while normal requests are served; past the connection limit a new
-//! connection gets 503 and is closed; a shutdown ends in bounded time whatever the peers do;
+//! header-read timeout while normal requests are served; past the connection limit an idle
+//! connection is closed to make room, from the address holding the most (slow connections
+//! from one address do not lock out another), and a new connection gets 503 only when
+//! every connection is busy; a shutdown ends in bounded time whatever the peers do, at once
+//! for idle connections;
 //! a client that never reads its answer is cut after the write timeout.
 
 use std::time::{Duration, Instant};
@@ -79,8 +82,39 @@ async fn half_open_and_idle_connections_are_closed_after_the_header_timeout() {
     assert!(started.elapsed() < Duration::from_secs(5));
 }
 
+/// Open a 2024-11-05 SSE stream (`GET /sse`) from `address`: a connection busy for as long
+/// as it stays open. Returns once the stream's first event arrived.
+async fn busy_stream(address: &str) -> TcpStream {
+    let mut stream = TcpStream::connect(address).await.unwrap();
+    stream
+        .write_all(
+            format!("GET /sse HTTP/1.1\r\nHost: {address}\r\nAccept: text/event-stream\r\n\r\n")
+                .as_bytes(),
+        )
+        .await
+        .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !String::from_utf8_lossy(&got).contains("event: endpoint") {
+        let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buf))
+            .await
+            .expect("the stream's first event")
+            .unwrap();
+        assert!(n > 0, "closed: {}", String::from_utf8_lossy(&got));
+        got.extend_from_slice(&buf[..n]);
+    }
+    stream
+}
+
+/// A connection to `address` from the local address `from` (any of 127.0.0.0/8 on Linux).
+async fn connect_from(from: &str, address: &str) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{from}:0").parse().unwrap()).unwrap();
+    socket.connect(address.parse().unwrap()).await.unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn past_the_connection_limit_a_connection_gets_503_and_is_closed() {
+async fn past_the_connection_limit_with_every_connection_busy_a_connection_gets_503() {
     let limits = ConnectionLimits {
         max_connections: 4,
         header_read_timeout: Duration::from_secs(30),
@@ -92,16 +126,113 @@ async fn past_the_connection_limit_a_connection_gets_503_and_is_closed() {
     tokio::spawn(ferry::http::serve(server, listener, config(limits)));
     let mut held = Vec::new();
     for _ in 0..4 {
-        held.push(TcpStream::connect(&address).await.unwrap());
+        held.push(busy_stream(&address).await);
     }
-    tokio::time::sleep(Duration::from_millis(100)).await;
     let answer = ping(&address).await;
     assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
     assert!(answer.contains("too many connections"), "{answer}");
+    // The busy streams were not closed for it.
+    for stream in &mut held {
+        assert_eq!(
+            closed_within(stream, Duration::from_millis(200)).await,
+            None
+        );
+    }
     // One freed: served again.
     drop(held.pop());
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(ping(&address).await.starts_with("HTTP/1.1 200"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_connections_from_one_address_do_not_lock_out_another() {
+    let limits = ConnectionLimits {
+        max_connections: 16,
+        header_read_timeout: Duration::from_secs(30),
+        ..ConnectionLimits::default()
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let server = Server::builder("limits", "1").build();
+    tokio::spawn(ferry::http::serve(server, listener, config(limits)));
+    // A client's own busy stream, opened before the attack.
+    let mut mine = busy_stream(&address).await;
+    // 60 connections from 127.0.0.2 that send half a request line and stop: far more than
+    // the 16 slots.
+    let mut slow = Vec::new();
+    for _ in 0..60 {
+        let mut stream = connect_from("127.0.0.2", &address).await;
+        stream.write_all(b"POST /mcp HTT").await.unwrap();
+        slow.push(stream);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Every one of 24 new connections from 127.0.0.1 is served.
+    let mut served = 0;
+    for _ in 0..24 {
+        let answer = ping(&address).await;
+        if answer.starts_with("HTTP/1.1 200") {
+            served += 1;
+        } else {
+            eprintln!("not served: {answer}");
+        }
+    }
+    assert_eq!(served, 24);
+    // The slots were made from the slow connections: most are closed, and the client's
+    // busy stream is still open.
+    let mut closed = 0;
+    for stream in &mut slow {
+        if closed_within(stream, Duration::from_millis(20))
+            .await
+            .is_some()
+        {
+            closed += 1;
+        }
+    }
+    assert!(closed >= 60 - 15, "{closed} of 60 slow connections closed");
+    assert_eq!(
+        closed_within(&mut mine, Duration::from_millis(100)).await,
+        None
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shutdown_closes_idle_connections_at_once() {
+    let limits = ConnectionLimits {
+        header_read_timeout: Duration::from_secs(60),
+        shutdown_timeout: Duration::from_secs(60),
+        ..ConnectionLimits::default()
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let server = Server::builder("limits", "1").build();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(ferry::http::serve_with_shutdown(
+        server,
+        listener,
+        config(limits),
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    // Half a request line, and a connection that said nothing: neither holds the shutdown
+    // for its timeouts (a minute each here).
+    let mut half = TcpStream::connect(&address).await.unwrap();
+    half.write_all(b"POST /mcp HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    let _silent = TcpStream::connect(&address).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(10), serving)
+        .await
+        .expect("the server stops without waiting for the idle connections")
+        .unwrap()
+        .unwrap();
+    assert!(
+        closed_within(&mut half, Duration::from_secs(1))
+            .await
+            .is_some()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

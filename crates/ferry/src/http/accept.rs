@@ -3,33 +3,47 @@
 //! headers slowly (or never), or leaves a keep-alive connection idle, is cut after the
 //! header-read timeout; a connection whose writes make no progress for
 //! [`ConnectionLimits::write_timeout`] (a client that stopped reading) is closed; at most
-//! [`ConnectionLimits::max_connections`] at once, the next ones answered 503 and closed;
-//! and a shutdown that waits for the connections only so long. (`axum::serve` has none of
-//! these.) Every request carries its connection's peer address as axum's
-//! `ConnectInfo<SocketAddr>`.
+//! [`ConnectionLimits::max_connections`] at once; and a shutdown that waits for the
+//! connections only so long. (`axum::serve` has none of these.) Every request carries its
+//! connection's peer address as axum's `ConnectInfo<SocketAddr>`.
+//!
+//! **Fair slots.** When every slot is taken, a new connection does not simply get 503: the
+//! server closes one *idle* connection to make room — one with no request being answered
+//! (still waiting for its first request's headers, or kept alive between requests), from
+//! the address that holds the most idle connections, the one idle longest. A peer that
+//! opens hundreds of connections and sends their headers slowly so fills only the slots
+//! nobody else needs; another client still gets in. Only when every connection is busy
+//! answering a request (a streamed answer counts until its last byte) is the newcomer
+//! answered 503. A shutdown closes the idle connections at once.
 
+use std::collections::HashMap;
 use std::future::Future;
-use std::net::SocketAddr;
-use std::sync::Arc;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::Router;
+use axum::body::Body;
 use axum::extract::ConnectInfo;
-use axum::http::Request;
+use axum::http::{Request, Response, header};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, Semaphore};
 
 /// How the connections of an HTTP server are bounded (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConnectionLimits {
-    /// Connections open at once; the next ones get 503 and are closed. Default: 512 (half
-    /// the usual 1,024 open-file limit, which the sessions' own needs share).
+    /// Connections open at once. Past it an idle connection is closed to make room (see
+    /// the module docs); when none is idle, the new one gets 503 and is closed. Default:
+    /// 512 (half the usual 1,024 open-file limit, which the sessions' own needs share).
     pub max_connections: usize,
     /// How long a request's headers may take to arrive, counted from when the connection
     /// waits for them (so it also ends a keep-alive connection left idle). Default: 30 s:
@@ -73,7 +87,7 @@ pub(crate) async fn serve(
     signal: impl Future<Output = ()> + Send,
     stopping: impl FnOnce() + Send,
 ) -> std::io::Result<()> {
-    let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let slots = Arc::new(Slots::new(limits.max_connections.max(1)));
     let graceful = GracefulShutdown::new();
     let mut signal = std::pin::pin!(signal);
     loop {
@@ -94,31 +108,36 @@ pub(crate) async fn serve(
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!("TCP_NODELAY failed: {e}");
         }
-        let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
-            tokio::spawn(refuse(stream));
-            continue;
-        };
-        let service = TowerToHyperService::new(WithPeer {
+        let serving = Serving {
             router: router.clone(),
-            peer,
-        });
-        // A write that stays pending past the limit fails, and with it the connection.
-        let mut stream = tokio_io_timeout::TimeoutStream::new(stream);
-        stream.set_write_timeout(Some(limits.write_timeout));
-        let connection = hyper::server::conn::http1::Builder::new()
-            .timer(TokioTimer::new())
-            .header_read_timeout(limits.header_read_timeout)
-            .serve_connection(TokioIo::new(Box::pin(stream)), service);
-        let connection = graceful.watch(connection);
-        tokio::spawn(async move {
-            if let Err(e) = connection.await {
-                tracing::debug!("connection ended: {e}");
-            }
-            drop(permit);
-        });
+            limits,
+            slots: Arc::clone(&slots),
+            watcher: graceful.watcher(),
+        };
+        match Arc::clone(&slots.permits).try_acquire_owned() {
+            Ok(permit) => serving.start(stream, peer, permit),
+            Err(_) => match slots.evict_one() {
+                // The idle connection closes at its next poll and hands its slot over to
+                // this one (straight, so no other newcomer takes it meanwhile).
+                Some(handover) => {
+                    tokio::spawn(async move {
+                        match tokio::time::timeout(EVICTION_WAIT, handover).await {
+                            Ok(Ok(permit)) => serving.start(stream, peer, permit),
+                            _ => refuse(stream).await,
+                        }
+                    });
+                }
+                None => {
+                    tokio::spawn(refuse(stream));
+                }
+            },
+        }
     }
     drop(listener);
     stopping();
+    // Nothing is lost by closing a connection that waits for a request: do it now rather
+    // than wait for its header timeout.
+    slots.evict_idle();
     if tokio::time::timeout(limits.shutdown_timeout, graceful.shutdown())
         .await
         .is_err()
@@ -131,19 +150,223 @@ pub(crate) async fn serve(
     Ok(())
 }
 
+/// How long a newcomer waits for the slot of the idle connection closed for it (it closes
+/// at once unless a request began on it meanwhile).
+const EVICTION_WAIT: Duration = Duration::from_millis(500);
+
+/// What starting a connection needs.
+struct Serving {
+    router: Router,
+    limits: ConnectionLimits,
+    slots: Arc<Slots>,
+    watcher: hyper_util::server::graceful::Watcher,
+}
+
+impl Serving {
+    /// Serve one connection in a task of its own, holding `permit` until it ends.
+    fn start(
+        self,
+        stream: tokio::net::TcpStream,
+        peer: SocketAddr,
+        permit: tokio::sync::OwnedSemaphorePermit,
+    ) {
+        let (id, slot) = self.slots.open(peer.ip());
+        let service = TowerToHyperService::new(WithPeer {
+            router: self.router,
+            peer,
+            slot: Arc::clone(&slot),
+        });
+        // A write that stays pending past the limit fails, and with it the connection.
+        let mut stream = tokio_io_timeout::TimeoutStream::new(stream);
+        stream.set_write_timeout(Some(self.limits.write_timeout));
+        let connection = hyper::server::conn::http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(self.limits.header_read_timeout)
+            .serve_connection(TokioIo::new(Box::pin(stream)), service);
+        let connection = self.watcher.watch(connection);
+        let slots = self.slots;
+        tokio::spawn(async move {
+            // The connection (its socket) is dropped at the end of this block, before its
+            // slot is handed on.
+            {
+                let mut connection = std::pin::pin!(connection);
+                loop {
+                    tokio::select! {
+                        ended = &mut connection => {
+                            if let Err(e) = ended {
+                                tracing::debug!("connection ended: {e}");
+                            }
+                            break;
+                        }
+                        () = slot.evict.notified() => {
+                            if slot.busy.load(Ordering::Acquire) == 0 {
+                                tracing::debug!(%peer, "idle connection closed to make room");
+                                break;
+                            }
+                            // A request began meanwhile: it is answered, and the newcomer is
+                            // refused (its handover is dropped).
+                            slot.handover();
+                            slot.evicting.store(false, Ordering::Release);
+                        }
+                    }
+                }
+            }
+            slots.close(id);
+            // Promised to a newcomer (also when the connection ended on its own meanwhile):
+            // handed over; refused only if it gave up waiting, and then the slot is free.
+            match slot.handover() {
+                Some(newcomer) => {
+                    let _ = newcomer.send(permit);
+                }
+                None => drop(permit),
+            }
+        });
+    }
+}
+
+/// The open connections, for choosing which idle one to close when a new one finds every
+/// slot taken.
+struct Slots {
+    permits: Arc<Semaphore>,
+    open: Mutex<HashMap<u64, Arc<Slot>>>,
+    next: AtomicU64,
+    /// The origin of [`Slot::idle_since`].
+    origin: Instant,
+}
+
+/// One open connection.
+struct Slot {
+    ip: IpAddr,
+    /// [`Slots::origin`].
+    origin: Instant,
+    /// Requests being answered on it; a streamed answer counts until its body ends.
+    busy: AtomicU32,
+    /// When it last became idle, in milliseconds since [`Slots::origin`].
+    idle_since: AtomicU64,
+    /// Chosen to be closed, not closed yet (so it is not chosen twice).
+    evicting: AtomicBool,
+    evict: Notify,
+    /// Where its slot goes when it is closed to make room: the newcomer's.
+    to: Mutex<Option<Handover>>,
+}
+
+/// A slot handed from a connection closed to make room to the one it was closed for.
+type Handover = tokio::sync::oneshot::Sender<tokio::sync::OwnedSemaphorePermit>;
+
+impl Slot {
+    /// Take the newcomer this slot is promised to, if any.
+    fn handover(&self) -> Option<Handover> {
+        self.to.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    fn request_began(&self) {
+        self.busy.fetch_add(1, Ordering::AcqRel);
+    }
+
+    fn request_ended(&self) {
+        self.idle_since
+            .store(self.origin.elapsed().as_millis() as u64, Ordering::Release);
+        self.busy.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl Slots {
+    fn new(max_connections: usize) -> Slots {
+        Slots {
+            permits: Arc::new(Semaphore::new(max_connections)),
+            open: Mutex::new(HashMap::new()),
+            next: AtomicU64::new(0),
+            origin: Instant::now(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Slot>>> {
+        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn open(&self, ip: IpAddr) -> (u64, Arc<Slot>) {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let slot = Arc::new(Slot {
+            ip,
+            origin: self.origin,
+            busy: AtomicU32::new(0),
+            idle_since: AtomicU64::new(self.origin.elapsed().as_millis() as u64),
+            evicting: AtomicBool::new(false),
+            evict: Notify::new(),
+            to: Mutex::new(None),
+        });
+        self.lock().insert(id, Arc::clone(&slot));
+        (id, slot)
+    }
+
+    fn close(&self, id: u64) {
+        self.lock().remove(&id);
+    }
+
+    /// Ask one idle connection to close: from the address with the most idle connections,
+    /// the one idle longest. Its slot arrives on the receiver; `None` when every connection
+    /// is busy.
+    fn evict_one(
+        &self,
+    ) -> Option<tokio::sync::oneshot::Receiver<tokio::sync::OwnedSemaphorePermit>> {
+        let open = self.lock();
+        let idle = |slot: &&Arc<Slot>| {
+            slot.busy.load(Ordering::Acquire) == 0 && !slot.evicting.load(Ordering::Acquire)
+        };
+        let mut per_address: HashMap<IpAddr, (usize, &Arc<Slot>)> = HashMap::new();
+        for slot in open.values().filter(idle) {
+            let since = slot.idle_since.load(Ordering::Acquire);
+            per_address
+                .entry(slot.ip)
+                .and_modify(|(count, oldest)| {
+                    *count += 1;
+                    if since < oldest.idle_since.load(Ordering::Acquire) {
+                        *oldest = slot;
+                    }
+                })
+                .or_insert((1, slot));
+        }
+        let (_, (_, victim)) = per_address.into_iter().max_by_key(|(_, (count, oldest))| {
+            (
+                *count,
+                std::cmp::Reverse(oldest.idle_since.load(Ordering::Acquire)),
+            )
+        })?;
+        let (handover, slot) = tokio::sync::oneshot::channel();
+        *victim.to.lock().unwrap_or_else(|e| e.into_inner()) = Some(handover);
+        victim.evicting.store(true, Ordering::Release);
+        victim.evict.notify_one();
+        Some(slot)
+    }
+
+    /// Ask every idle connection to close (a shutdown began).
+    fn evict_idle(&self) {
+        for slot in self.lock().values() {
+            if slot.busy.load(Ordering::Acquire) == 0 {
+                slot.evicting.store(true, Ordering::Release);
+                slot.evict.notify_one();
+            }
+        }
+    }
+}
+
 /// The router with the connection's peer address in every request, as axum's
 /// [`ConnectInfo`] (what `into_make_service_with_connect_info` gives): the per-client
-/// session limit reads it, and so may the application's own handlers.
+/// session limit reads it, and so may the application's own handlers. It also marks the
+/// connection busy while a request is answered.
 #[derive(Clone)]
 struct WithPeer {
     router: Router,
     peer: SocketAddr,
+    slot: Arc<Slot>,
 }
 
+type RouterFuture = <Router as tower_service::Service<Request<Incoming>>>::Future;
+
 impl tower_service::Service<Request<Incoming>> for WithPeer {
-    type Response = <Router as tower_service::Service<Request<Incoming>>>::Response;
+    type Response = Response<Body>;
     type Error = <Router as tower_service::Service<Request<Incoming>>>::Error;
-    type Future = <Router as tower_service::Service<Request<Incoming>>>::Future;
+    type Future = Answering;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         tower_service::Service::<Request<Incoming>>::poll_ready(&mut self.router, cx)
@@ -151,7 +374,60 @@ impl tower_service::Service<Request<Incoming>> for WithPeer {
 
     fn call(&mut self, mut request: Request<Incoming>) -> Self::Future {
         request.extensions_mut().insert(ConnectInfo(self.peer));
-        self.router.call(request)
+        self.slot.request_began();
+        Answering {
+            inner: self.router.call(request),
+            busy: Some(Busy(Arc::clone(&self.slot))),
+        }
+    }
+}
+
+/// A request being answered: its connection is busy until the answer is ready, or, for a
+/// streamed (SSE) answer, until its body ends.
+struct Busy(Arc<Slot>);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.request_ended();
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The router's future, with its request's [`Busy`] mark.
+    struct Answering {
+        #[pin]
+        inner: RouterFuture,
+        busy: Option<Busy>,
+    }
+}
+
+impl Future for Answering {
+    type Output = <RouterFuture as Future>::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let Poll::Ready(answered) = this.inner.poll(cx) else {
+            return Poll::Pending;
+        };
+        let busy = this.busy.take();
+        let streamed = answered.as_ref().is_ok_and(|response| {
+            response
+                .headers()
+                .get(header::CONTENT_TYPE)
+                .is_some_and(|t| t.as_bytes().starts_with(b"text/event-stream"))
+        });
+        if !streamed {
+            drop(busy);
+            return Poll::Ready(answered);
+        }
+        Poll::Ready(answered.map(|response| {
+            response.map(|body| {
+                Body::new(body.map_frame(move |frame| {
+                    let _busy = &busy;
+                    frame
+                }))
+            })
+        }))
     }
 }
 

@@ -5,7 +5,7 @@
 //! **Session era (2025-03-26, 2025-06-18, 2025-11-25)**: a POSTed `initialize` starts a
 //! session (`MCP-Session-Id`) with its own long-lived engine; GET opens its standalone SSE
 //! stream, DELETE ends it, every SSE event is resumable with `Last-Event-ID` — see
-//! `session.rs` for the rules (which stream a message takes, the version header, limits).
+//! `session/mod.rs` for the rules (which stream a message takes, the version header, limits).
 //! A POST is session-era when it is a batch, a response, `initialize`, a request without a
 //! stateless revision in `_meta` or `MCP-Protocol-Version`, or a notification with a
 //! session id.

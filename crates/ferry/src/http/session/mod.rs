@@ -65,7 +65,7 @@
 
 //! **Files.** `registry` (every session, expiry, shutdown), `state` (one session),
 //! `router` (which stream a message takes), `stream` (the channel to one HTTP stream),
-//! `shared` (sessions shared with other instances: adoption, records), `tasks` (their
+//! `shared` (sessions shared with other instances: adoption, records), `task_store` (their
 //! tasks in the session store), `post` (`initialize`
 //! and later POSTs),
 //! `answer` (JSON or SSE answers, keep-alives, polling), `get_stream` (GET and

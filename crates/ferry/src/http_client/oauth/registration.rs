@@ -1,5 +1,5 @@
 //! How the client gets a client id from an authorization server, in the specification's
-//! order: pre-registered credentials (the caller's: see `client.rs`); else a Client ID Metadata Document URL, when the
+//! order: pre-registered credentials (the caller's: see `oauth/client/mod.rs`); else a Client ID Metadata Document URL, when the
 //! server supports them and one is configured; else dynamic client registration
 //! (RFC 7591) with an `application_type` that fits the redirect URI.
 
