@@ -155,14 +155,17 @@ pub(crate) async fn run(args: InspectArgs) -> ExitCode {
         open_browser(&url);
     }
     let router = Router::new().fallback(serve).with_state(app.clone());
+    // The library's accept loop: its connections bounded like `ferry serve --http`'s (header
+    // and write timeouts, fair slots). Ctrl-C stops accepting.
     let stop = async {
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
         }
     };
-    let served = axum::serve(listener, router)
-        .with_graceful_shutdown(stop)
-        .await;
+    let served = tokio::select! {
+        served = ferry::http::serve_router(router, listener) => served,
+        () = stop => Ok(()),
+    };
     // Event streams never end on their own: closing the connections is what is left.
     let conns: Vec<_> = std::mem::take(&mut *app.conns.lock().await)
         .into_values()

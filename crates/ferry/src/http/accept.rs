@@ -20,23 +20,25 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
-use axum::http::{Request, Response, header};
+use axum::http::{Request, Response};
+use futures_util::future::{AbortHandle, AbortRegistration, Abortable, Aborted};
 use http_body_util::BodyExt;
+use hyper::body::Body as _;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::Semaphore;
 
 /// How the connections of an HTTP server are bounded (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -170,7 +172,7 @@ impl Serving {
         peer: SocketAddr,
         permit: tokio::sync::OwnedSemaphorePermit,
     ) {
-        let (id, slot) = self.slots.open(peer.ip());
+        let (id, slot, closing) = self.slots.open(peer.ip());
         let service = TowerToHyperService::new(WithPeer {
             router: self.router,
             peer,
@@ -183,33 +185,13 @@ impl Serving {
             .timer(TokioTimer::new())
             .header_read_timeout(self.limits.header_read_timeout)
             .serve_connection(TokioIo::new(Box::pin(stream)), service);
-        let connection = self.watcher.watch(connection);
+        let connection = Abortable::new(self.watcher.watch(connection), closing);
         let slots = self.slots;
         tokio::spawn(async move {
-            // The connection (its socket) is dropped at the end of this block, before its
-            // slot is handed on.
-            {
-                let mut connection = std::pin::pin!(connection);
-                loop {
-                    tokio::select! {
-                        ended = &mut connection => {
-                            if let Err(e) = ended {
-                                tracing::debug!("connection ended: {e}");
-                            }
-                            break;
-                        }
-                        () = slot.evict.notified() => {
-                            if slot.busy.load(Ordering::Acquire) == 0 {
-                                tracing::debug!(%peer, "idle connection closed to make room");
-                                break;
-                            }
-                            // A request began meanwhile: it is answered, and the newcomer is
-                            // refused (its handover is dropped).
-                            slot.handover();
-                            slot.evicting.store(false, Ordering::Release);
-                        }
-                    }
-                }
+            match connection.await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::debug!("connection ended: {e}"),
+                Err(Aborted) => tracing::debug!(%peer, "idle connection closed"),
             }
             slots.close(id);
             // Promised to a newcomer (also when the connection ended on its own meanwhile):
@@ -230,25 +212,31 @@ struct Slots {
     permits: Arc<Semaphore>,
     open: Mutex<HashMap<u64, Arc<Slot>>>,
     next: AtomicU64,
-    /// The origin of [`Slot::idle_since`].
-    origin: Instant,
+    /// The clock of [`Slot::idle_since`]: a count of the moments connections became idle.
+    clock: Arc<AtomicU64>,
 }
 
 /// One open connection.
 struct Slot {
     ip: IpAddr,
-    /// [`Slots::origin`].
-    origin: Instant,
-    /// Requests being answered on it; a streamed answer counts until its body ends.
+    /// [`Slots::clock`].
+    clock: Arc<AtomicU64>,
+    /// Requests being answered on it (a streamed answer counts until its body ends), or
+    /// [`CLOSING`] once it was chosen to be closed while it had none.
     busy: AtomicU32,
-    /// When it last became idle, in milliseconds since [`Slots::origin`].
+    /// When it last became idle, on [`Slots::clock`] (an order, not a time: no clock is
+    /// read on the message path).
     idle_since: AtomicU64,
-    /// Chosen to be closed, not closed yet (so it is not chosen twice).
-    evicting: AtomicBool,
-    evict: Notify,
+    /// Closes the connection (an atomic flag its task checks when polled, no lock).
+    close: AbortHandle,
     /// Where its slot goes when it is closed to make room: the newcomer's.
     to: Mutex<Option<Handover>>,
 }
+
+/// [`Slot::busy`] of a connection chosen to be closed: set only from 0, so only an idle
+/// connection is closed (a request that arrives after that finds the connection closing,
+/// as it may find any idle keep-alive connection closed).
+const CLOSING: u32 = 1 << 31;
 
 /// A slot handed from a connection closed to make room to the one it was closed for.
 type Handover = tokio::sync::oneshot::Sender<tokio::sync::OwnedSemaphorePermit>;
@@ -263,9 +251,21 @@ impl Slot {
         self.busy.fetch_add(1, Ordering::AcqRel);
     }
 
+    /// Choose this connection to be closed, if it is idle (and not chosen already).
+    fn close_if_idle(&self) -> bool {
+        let closing = self
+            .busy
+            .compare_exchange(0, CLOSING, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok();
+        if closing {
+            self.close.abort();
+        }
+        closing
+    }
+
     fn request_ended(&self) {
-        self.idle_since
-            .store(self.origin.elapsed().as_millis() as u64, Ordering::Release);
+        let now = self.clock.fetch_add(1, Ordering::Relaxed);
+        self.idle_since.store(now, Ordering::Release);
         self.busy.fetch_sub(1, Ordering::AcqRel);
     }
 }
@@ -276,7 +276,7 @@ impl Slots {
             permits: Arc::new(Semaphore::new(max_connections)),
             open: Mutex::new(HashMap::new()),
             next: AtomicU64::new(0),
-            origin: Instant::now(),
+            clock: Arc::new(AtomicU64::new(0)),
         }
     }
 
@@ -284,68 +284,71 @@ impl Slots {
         self.open.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn open(&self, ip: IpAddr) -> (u64, Arc<Slot>) {
+    /// A connection from `ip` opens: its number, its slot, and what it waits on to be
+    /// closed.
+    fn open(&self, ip: IpAddr) -> (u64, Arc<Slot>, AbortRegistration) {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (close, registration) = AbortHandle::new_pair();
         let slot = Arc::new(Slot {
             ip,
-            origin: self.origin,
+            clock: Arc::clone(&self.clock),
             busy: AtomicU32::new(0),
-            idle_since: AtomicU64::new(self.origin.elapsed().as_millis() as u64),
-            evicting: AtomicBool::new(false),
-            evict: Notify::new(),
+            idle_since: AtomicU64::new(self.clock.fetch_add(1, Ordering::Relaxed)),
+            close,
             to: Mutex::new(None),
         });
         self.lock().insert(id, Arc::clone(&slot));
-        (id, slot)
+        (id, slot, registration)
     }
 
     fn close(&self, id: u64) {
         self.lock().remove(&id);
     }
 
-    /// Ask one idle connection to close: from the address with the most idle connections,
-    /// the one idle longest. Its slot arrives on the receiver; `None` when every connection
-    /// is busy.
+    /// Close one idle connection: from the address with the most idle connections, the one
+    /// idle longest. Its slot arrives on the receiver; `None` when every connection is busy.
     fn evict_one(
         &self,
     ) -> Option<tokio::sync::oneshot::Receiver<tokio::sync::OwnedSemaphorePermit>> {
         let open = self.lock();
-        let idle = |slot: &&Arc<Slot>| {
-            slot.busy.load(Ordering::Acquire) == 0 && !slot.evicting.load(Ordering::Acquire)
-        };
-        let mut per_address: HashMap<IpAddr, (usize, &Arc<Slot>)> = HashMap::new();
-        for slot in open.values().filter(idle) {
-            let since = slot.idle_since.load(Ordering::Acquire);
-            per_address
-                .entry(slot.ip)
-                .and_modify(|(count, oldest)| {
-                    *count += 1;
-                    if since < oldest.idle_since.load(Ordering::Acquire) {
-                        *oldest = slot;
-                    }
-                })
-                .or_insert((1, slot));
+        loop {
+            let mut per_address: HashMap<IpAddr, (usize, &Arc<Slot>)> = HashMap::new();
+            for slot in open
+                .values()
+                .filter(|slot| slot.busy.load(Ordering::Acquire) == 0)
+            {
+                let since = slot.idle_since.load(Ordering::Acquire);
+                per_address
+                    .entry(slot.ip)
+                    .and_modify(|(count, oldest)| {
+                        *count += 1;
+                        if since < oldest.idle_since.load(Ordering::Acquire) {
+                            *oldest = slot;
+                        }
+                    })
+                    .or_insert((1, slot));
+            }
+            let (_, (_, victim)) = per_address.into_iter().max_by_key(|(_, (count, oldest))| {
+                (
+                    *count,
+                    std::cmp::Reverse(oldest.idle_since.load(Ordering::Acquire)),
+                )
+            })?;
+            // Promised before it is closed, so its task finds the newcomer when it ends.
+            let (handover, slot) = tokio::sync::oneshot::channel();
+            *victim.to.lock().unwrap_or_else(|e| e.into_inner()) = Some(handover);
+            if victim.close_if_idle() {
+                return Some(slot);
+            }
+            // A request began on it meanwhile: take the promise back and choose again.
+            victim.to.lock().unwrap_or_else(|e| e.into_inner()).take();
         }
-        let (_, (_, victim)) = per_address.into_iter().max_by_key(|(_, (count, oldest))| {
-            (
-                *count,
-                std::cmp::Reverse(oldest.idle_since.load(Ordering::Acquire)),
-            )
-        })?;
-        let (handover, slot) = tokio::sync::oneshot::channel();
-        *victim.to.lock().unwrap_or_else(|e| e.into_inner()) = Some(handover);
-        victim.evicting.store(true, Ordering::Release);
-        victim.evict.notify_one();
-        Some(slot)
     }
 
-    /// Ask every idle connection to close (a shutdown began).
+    /// Close every idle connection (a shutdown began).
     fn evict_idle(&self) {
         for slot in self.lock().values() {
-            if slot.busy.load(Ordering::Acquire) == 0 {
-                slot.evicting.store(true, Ordering::Release);
-                slot.evict.notify_one();
-            }
+            slot.close_if_idle();
         }
     }
 }
@@ -410,12 +413,10 @@ impl Future for Answering {
             return Poll::Pending;
         };
         let busy = this.busy.take();
-        let streamed = answered.as_ref().is_ok_and(|response| {
-            response
-                .headers()
-                .get(header::CONTENT_TYPE)
-                .is_some_and(|t| t.as_bytes().starts_with(b"text/event-stream"))
-        });
+        // A body of known length is in memory (JSON); an SSE stream's length is unknown.
+        let streamed = answered
+            .as_ref()
+            .is_ok_and(|response| response.body().size_hint().exact().is_none());
         if !streamed {
             drop(busy);
             return Poll::Ready(answered);
