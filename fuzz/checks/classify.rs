@@ -8,7 +8,7 @@
 //!   general reading reads;
 //! - the params skim (`skim::value_end`, `skim::structured`) ends where serde_json ends;
 //! - `read_head`, on the whole message and on every cut of it, names no id but the one
-//!   the message has;
+//!   the message has; `read_heads` of a batch is `read_head` of each member serde finds;
 //! - the `tools/call` members scan (`members::find`) finds the values serde finds, and
 //!   `call_params::fast` reads what `CallToolRequestParams` reads;
 //! - the byte searches (`engine::scan`, `text::special_byte`) agree with plain loops.
@@ -29,7 +29,7 @@ use ferry::engine::fuzzing as scan;
 use ferry::server::fuzzing as members;
 use ferry_protocol::jsonrpc::fuzzing as hand;
 use ferry_protocol::jsonrpc::{
-    Inbound, Message, Rejected, Request, RequestId, classify, read_head,
+    Inbound, Message, Rejected, Request, RequestId, classify, read_head, read_heads,
 };
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
@@ -43,6 +43,7 @@ pub fn check(data: &[u8]) {
     };
     check_classify(text, &inbound);
     check_head(text);
+    check_heads(text);
     check_skim(text);
     check_searches(data);
     // The `tools/call` readings on every params object `classify` accepted.
@@ -335,6 +336,25 @@ fn check_head(text: &str) {
         && !raw.get().contains(['.', 'e', 'E'])
     {
         assert_eq!(full.id.as_ref(), Some(expected), "{text:?}");
+    }
+}
+
+/// `read_heads` never panics; of a JSON array it reads each member as `read_head` does,
+/// and of anything else it is `read_head` of the whole.
+fn check_heads(text: &str) {
+    let heads = read_heads(text.as_bytes());
+    match serde_json::from_str::<Vec<&RawValue>>(text) {
+        Ok(members) => {
+            let each: Vec<_> = members
+                .iter()
+                .map(|m| read_head(m.get().as_bytes()))
+                .collect();
+            assert_eq!(heads, each, "{text:?}");
+        }
+        Err(_) if !text.trim_start().starts_with('[') => {
+            assert_eq!(heads, vec![read_head(text.as_bytes())], "{text:?}");
+        }
+        Err(_) => {}
     }
 }
 
