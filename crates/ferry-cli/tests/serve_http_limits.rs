@@ -2,7 +2,8 @@
 //! HTTP+SSE client that stops reading its stream (thousands of 100 KB `echo` calls posted
 //! to that session, their answers all due on the stalled stream, are refused once the
 //! unread output passes the limit; the process's resident memory stays bounded; other
-//! sessions are still served), and `--max-sessions-per-client` with `--trusted-proxy`.
+//! sessions are still served), `--max-sessions-per-client` with `--trusted-proxy`, and a
+//! slowloris from one address that does not keep another out.
 //! Linux only (the memory is read from `/proc`).
 #![cfg(target_os = "linux")]
 
@@ -250,4 +251,84 @@ async fn max_sessions_per_client_and_trusted_proxy_flags() {
         .unwrap();
     let answer = String::from_utf8_lossy(&answer);
     assert!(answer.starts_with("HTTP/1.1 429"), "{answer}");
+}
+
+/// A connection to `addr` from the local address `from` (any of 127.0.0.0/8 on Linux).
+async fn connect_from(from: &str, addr: &str) -> std::io::Result<TcpStream> {
+    let socket = TcpSocket::new_v4()?;
+    socket.bind(format!("{from}:0").parse().unwrap())?;
+    socket.connect(addr.parse().unwrap()).await
+}
+
+/// A slowloris from 127.0.0.2 (600 connections, more than the 512 slots, each sending half
+/// a request line and a byte more every second) does not keep a client on 127.0.0.1 out:
+/// every one of its 100 calls, each on a new connection, is answered. Then SIGTERM ends the
+/// server at once: connections that never finished a request do not hold the shutdown.
+#[tokio::test]
+async fn a_slowloris_from_one_address_does_not_keep_another_out() {
+    let mut server = Serving::start(&[]);
+    let addr = server.addr.clone();
+    let attack = tokio::spawn({
+        let addr = addr.clone();
+        async move {
+            let mut open = Vec::new();
+            for _ in 0..600 {
+                if let Ok(mut stream) = connect_from("127.0.0.2", &addr).await
+                    && stream
+                        .write_all(b"POST /mcp HTTP/1.1\r\nX-a: ")
+                        .await
+                        .is_ok()
+                {
+                    open.push(stream);
+                }
+            }
+            // Trickle a byte on each; reopen what the server closed, as the attack would.
+            loop {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                for stream in &mut open {
+                    if stream.write_all(b"a").await.is_err()
+                        && let Ok(mut fresh) = connect_from("127.0.0.2", &addr).await
+                        && fresh
+                            .write_all(b"POST /mcp HTTP/1.1\r\nX-a: ")
+                            .await
+                            .is_ok()
+                    {
+                        *stream = fresh;
+                    }
+                }
+            }
+        }
+    });
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let mut answered = 0;
+    for _ in 0..100 {
+        if let Some((200, _)) = post(&addr, "/mcp", init, Duration::from_secs(10)).await {
+            answered += 1;
+        }
+    }
+    assert_eq!(answered, 100, "calls answered during the slowloris");
+    // SIGTERM while the slow connections are open: the process exits, and does not wait
+    // for their 30 s header timeout.
+    let pid = server.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            assert!(status.success(), "{status}");
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "still running after SIGTERM"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    attack.abort();
 }

@@ -196,6 +196,54 @@ async fn slow_connections_from_one_address_do_not_lock_out_another() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_without_a_first_request_is_closed_sooner() {
+    let limits = ConnectionLimits {
+        header_read_timeout: Duration::from_secs(30),
+        first_request_timeout: Duration::from_millis(300),
+        ..ConnectionLimits::default()
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let server = Server::builder("limits", "1").build();
+    tokio::spawn(ferry::http::serve(server, listener, config(limits)));
+    let mut silent = TcpStream::connect(&address).await.unwrap();
+    let mut half = TcpStream::connect(&address).await.unwrap();
+    half.write_all(b"POST /mcp HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    // A connection that made a request and then idles is kept (for the header timeout).
+    let mut kept = TcpStream::connect(&address).await.unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    kept.write_all(
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    let mut answer = [0u8; 12];
+    kept.read_exact(&mut answer).await.unwrap();
+    assert_eq!(&answer, b"HTTP/1.1 200");
+    assert!(
+        closed_within(&mut silent, Duration::from_secs(5))
+            .await
+            .is_some()
+    );
+    assert!(
+        closed_within(&mut half, Duration::from_secs(5))
+            .await
+            .is_some()
+    );
+    assert_eq!(
+        closed_within(&mut kept, Duration::from_millis(700)).await,
+        None
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shutdown_closes_idle_connections_at_once() {
     let limits = ConnectionLimits {
         header_read_timeout: Duration::from_secs(60),

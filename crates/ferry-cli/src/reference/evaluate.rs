@@ -15,6 +15,12 @@
 //!   the script's thread holds are limited (the constants below), and the request's
 //!   cancellation stops a running script. The limits hold while a script loops, calls back
 //!   from a native function or sleeps, so its thread ends with it.
+//! - **Server-wide bounds**: at most [`MAX_RUNNING_SCRIPTS`] scripts run at once across all
+//!   sessions, so together they hold at most [`MEMORY_BUDGET_BYTES`] (each one's
+//!   [`MAX_MEMORY_BYTES`]); a call that finds them all taken waits up to [`QUEUE_WAIT`] for
+//!   one, then gets a `SERVER-BUSY` tool error. A slot is held until the script's thread
+//!   ends, not until its client stops waiting: a client that hangs up cancels its script,
+//!   which ends at its next check and frees the slot.
 //! - **Responsiveness**: each script runs on a thread of its own, so the server keeps
 //!   answering other requests while one runs. Not `spawn_blocking`: the blocking pool's
 //!   threads have tokio's default 2 MiB stack, and Rhai clones, prints and drops nested
@@ -45,6 +51,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use sessions::Sessions;
+use tokio::sync::Semaphore;
 
 /// Sessions kept at once; beyond it the least recently used session is forgotten.
 pub(crate) const MAX_SESSIONS: usize = 1024;
@@ -80,6 +87,14 @@ pub(crate) const MAX_MEMORY_BYTES: usize = 64 << 20;
 /// nested values, which the size limits allow to nest about [`MAX_ARRAY_LEN`] +
 /// [`MAX_MAP_LEN`] levels within one script.
 pub(crate) const STACK_BYTES: usize = 256 << 20;
+/// Scripts running at once across all sessions ([`MEMORY_BUDGET_BYTES`] over
+/// [`MAX_MEMORY_BYTES`]).
+pub(crate) const MAX_RUNNING_SCRIPTS: usize = MEMORY_BUDGET_BYTES / MAX_MEMORY_BYTES;
+/// Memory the running scripts may hold together.
+pub(crate) const MEMORY_BUDGET_BYTES: usize = 384 << 20;
+/// How long a call waits for one of the [`MAX_RUNNING_SCRIPTS`] before it is refused as
+/// busy: one script's [`TIME_LIMIT`], within which every running script ends.
+pub(crate) const QUEUE_WAIT: Duration = TIME_LIMIT;
 /// Length of the `code` argument, in bytes.
 pub(crate) const MAX_CODE_BYTES: usize = 100_000;
 /// Printed output kept per call, in bytes; the rest is dropped with a note.
@@ -95,9 +110,10 @@ struct EvaluateArgs {
     code: String,
 }
 
-/// Register `evaluate`, with its own session store.
+/// Register `evaluate`, with its own session store and its own [`MAX_RUNNING_SCRIPTS`].
 pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
     let sessions = Arc::new(Sessions::new(MAX_SESSIONS));
+    let running = Arc::new(Semaphore::new(MAX_RUNNING_SCRIPTS));
     // Made by the first evaluation: building it (and dropping it at exit) is a large part
     // of the start-up, which a server whose clients never evaluate should not pay.
     let package = Arc::new(OnceLock::new());
@@ -111,7 +127,8 @@ pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
         move |args: EvaluateArgs, cx: ToolContext| {
             let sessions = Arc::clone(&sessions);
             let package = Arc::clone(&package);
-            async move { evaluate(&sessions, package, args.code, cx).await }
+            let running = Arc::clone(&running);
+            async move { evaluate(&sessions, &running, package, args.code, cx).await }
         },
     )
 }
@@ -155,9 +172,11 @@ pub(crate) fn fuzz_evaluate(scripts: Vec<String>) -> Vec<CallToolResult> {
         .collect()
 }
 
-/// Run `code` in the caller's session on a thread of its own.
+/// Run `code` in the caller's session on a thread of its own, once one of the `running`
+/// slots is free.
 async fn evaluate(
     sessions: &Sessions,
+    running: &Arc<Semaphore>,
     package: Arc<OnceLock<rhai::Shared<rhai::Module>>>,
     code: String,
     cx: ToolContext,
@@ -174,6 +193,22 @@ async fn evaluate(
     let session = sessions.get(cx.session_key());
     // Calls of one session run one after another: each sees the last one's definitions.
     let mut session = session.lock_owned().await;
+    let slot = tokio::select! {
+        slot = tokio::time::timeout(QUEUE_WAIT, Arc::clone(running).acquire_owned()) => slot,
+        () = cx.cancel.cancelled() => {
+            return report::refused("CANCELLED", "the request was cancelled");
+        }
+    };
+    let Ok(Ok(slot)) = slot else {
+        return report::refused(
+            "SERVER-BUSY",
+            &format!(
+                "{MAX_RUNNING_SCRIPTS} scripts are running, the most the server runs at once, \
+                 and none ended within {} s; try again",
+                QUEUE_WAIT.as_secs()
+            ),
+        );
+    };
     let cancel = cx.cancel.clone();
     let (done, result) = tokio::sync::oneshot::channel();
     // Every Rhai value of the call is made, shown and dropped on this thread.
@@ -188,11 +223,14 @@ async fn evaluate(
             let (engine, output) =
                 sandbox::engine(package, deadline, move || cancel.is_cancelled());
             let result = session.run(&engine, &code);
-            // The receiver is gone if the request was cancelled: nobody to tell.
-            let _ = done.send(report::result(report::Evaluation {
+            let report = report::result(report::Evaluation {
                 output: output.take(),
                 result,
-            }));
+            });
+            // The script's values are gone: its slot is free for the next one.
+            drop((engine, session, slot));
+            // The receiver is gone if the request was cancelled: nobody to tell.
+            let _ = done.send(report);
         });
     if let Err(e) = spawned {
         return report::refused(

@@ -14,13 +14,15 @@
 //! opens hundreds of connections and sends their headers slowly so fills only the slots
 //! nobody else needs; another client still gets in. Only when every connection is busy
 //! answering a request (a streamed answer counts until its last byte) is the newcomer
-//! answered 503. A shutdown closes the idle connections at once.
+//! answered 503. A new connection that sends no request within
+//! [`ConnectionLimits::first_request_timeout`] is closed. A shutdown closes the idle
+//! connections at once.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -65,6 +67,10 @@ pub struct ConnectionLimits {
     /// How long a request's body may take to arrive once its headers have (408 after).
     /// Default: 30 s.
     pub body_read_timeout: Duration,
+    /// How long a new connection may take to send its first request's headers before it
+    /// is closed; shorter than [`header_read_timeout`](Self::header_read_timeout), which
+    /// then bounds each later request (and the idle time between them). Default: 10 s.
+    pub first_request_timeout: Duration,
 }
 
 impl Default for ConnectionLimits {
@@ -75,6 +81,7 @@ impl Default for ConnectionLimits {
             shutdown_timeout: Duration::from_secs(30),
             write_timeout: Duration::from_secs(30),
             body_read_timeout: Duration::from_secs(30),
+            first_request_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -187,8 +194,19 @@ impl Serving {
             .serve_connection(TokioIo::new(Box::pin(stream)), service);
         let connection = Abortable::new(self.watcher.watch(connection), closing);
         let slots = self.slots;
+        // A connection that has sent no request by then is closed.
+        let watched = Arc::clone(&slot);
+        let first_request = self.limits.first_request_timeout;
+        let first_request = tokio::spawn(async move {
+            tokio::time::sleep(first_request).await;
+            if !watched.seen.load(Ordering::Relaxed) && watched.close_if_idle() {
+                tracing::debug!(%peer, "no request within {first_request:?}: closed");
+            }
+        });
         tokio::spawn(async move {
-            match connection.await {
+            let ended = connection.await;
+            first_request.abort();
+            match ended {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => tracing::debug!("connection ended: {e}"),
                 Err(Aborted) => tracing::debug!(%peer, "idle connection closed"),
@@ -227,6 +245,8 @@ struct Slot {
     /// When it last became idle, on [`Slots::clock`] (an order, not a time: no clock is
     /// read on the message path).
     idle_since: AtomicU64,
+    /// Whether a request ever began on it.
+    seen: AtomicBool,
     /// Closes the connection (an atomic flag its task checks when polled, no lock).
     close: AbortHandle,
     /// Where its slot goes when it is closed to make room: the newcomer's.
@@ -249,6 +269,7 @@ impl Slot {
 
     fn request_began(&self) {
         self.busy.fetch_add(1, Ordering::AcqRel);
+        self.seen.store(true, Ordering::Relaxed);
     }
 
     /// Choose this connection to be closed, if it is idle (and not chosen already).
@@ -294,6 +315,7 @@ impl Slots {
             clock: Arc::clone(&self.clock),
             busy: AtomicU32::new(0),
             idle_since: AtomicU64::new(self.clock.fetch_add(1, Ordering::Relaxed)),
+            seen: AtomicBool::new(false),
             close,
             to: Mutex::new(None),
         });
