@@ -431,3 +431,33 @@ async fn subscriptions_listen_through_the_bridge() {
         assert!(!line.contains("FAIL"), "{mode}: {line}");
     }
 }
+
+#[tokio::test]
+async fn a_request_the_server_leaves_unanswered_is_answered_at_the_request_timeout() {
+    let bridge = bridge_http(&["--request-timeout", "1"], &[FERRY, "serve"]);
+    let http = reqwest::Client::new();
+    let session = open_session(&http, &bridge.url).await;
+    // The script sleeps 3 s, past the bridge's 1 s: the client hears from the bridge.
+    let slow = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "evaluate", "arguments": {"code": "sleep(3); 1"}}});
+    let started = std::time::Instant::now();
+    let answer = post(&http, &bridge.url, Some(&session), slow).await;
+    let answer: Value = serde_json::from_str(&answer.text().await.unwrap()).unwrap();
+    assert_eq!(answer["id"], 7);
+    assert_eq!(answer["error"]["code"], -32603);
+    assert_eq!(
+        answer["error"]["message"],
+        "the server did not answer within 1s"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    // Cancelled at the server, and id 7 free again in the session.
+    let echo = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "again"}}});
+    let answer = post(&http, &bridge.url, Some(&session), echo).await;
+    let answer: Value = serde_json::from_str(&answer.text().await.unwrap()).unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], "again", "{answer}");
+}

@@ -63,6 +63,11 @@ pub(crate) struct BridgeArgs {
     /// stream. Default: 1800.
     #[arg(long, value_name = "SECONDS", requires = "http")]
     idle_timeout: Option<u64>,
+    /// `--http`: answer a request with an error when the server has not answered it within
+    /// this many seconds (its progress restarts the count), and cancel it at the server.
+    /// 0: wait as long as it takes. Default: 60.
+    #[arg(long, value_name = "SECONDS", requires = "http")]
+    request_timeout: Option<f64>,
     /// `--stdio`: when stdin closes, wait at most this many seconds for the answers to
     /// requests already sent (then answer them with an error) before ending the session.
     /// Default: 10.
@@ -149,6 +154,16 @@ pub(crate) async fn run(args: BridgeArgs) -> ExitCode {
         note!("ferry bridge: {addr} is not a loopback address; pass --public to serve other hosts");
         return ExitCode::from(2);
     }
+    let request_timeout = match args.request_timeout.unwrap_or(60.0) {
+        0.0 => None,
+        seconds => match Duration::try_from_secs_f64(seconds) {
+            Ok(timeout) => Some(timeout),
+            Err(_) => {
+                note!("ferry bridge: --request-timeout {seconds} is not a number of seconds");
+                return ExitCode::from(2);
+            }
+        },
+    };
     let child = upstream::ChildSpec {
         // The server's own diagnostics pass through to the bridge's stderr, their last
         // lines kept to say why it did not start, if it does not.
@@ -157,6 +172,7 @@ pub(crate) async fn run(args: BridgeArgs) -> ExitCode {
         backoff: Backoff::default(),
         max_frame_bytes,
         lifecycle: upstream::Lifecycle::new(),
+        request_timeout,
     };
     let defaults = HttpConfig::default();
     let config = HttpConfig {

@@ -19,8 +19,15 @@
 //!   that opened it, with that connection's id. Other notifications (list changes,
 //!   resource updates) go to every session.
 //! - **A dead child**: every request in flight is answered with a JSON-RPC error.
+//! - **Every request is answered**: an answer the bridge cannot read (not JSON, or larger
+//!   than the frame limit) is an error for the request its first bytes name; a request the
+//!   child leaves unanswered past the request timeout (restarted by its progress; none for
+//!   `subscriptions/listen` and `tasks/result`, which wait by design) is answered with an
+//!   error and cancelled at the child; at most [`MAX_IN_FLIGHT`] requests
+//!   wait on one child, and the next ones are refused at once.
 
 use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 use ferry::protocol::error_codes::INVALID_PARAMS;
 use ferry::protocol::types::keys::SUBSCRIPTION_ID;
@@ -35,6 +42,10 @@ pub(crate) type Frame = Vec<u8>;
 
 /// The code of the error answering requests the child cannot answer.
 const LOST: i64 = -32603;
+
+/// Requests waiting for one child's answers; beyond, a request is refused at once (the
+/// engine's own default bound on pending requests).
+pub(crate) const MAX_IN_FLIGHT: usize = 1024;
 
 struct Client {
     tx: mpsc::UnboundedSender<Frame>,
@@ -57,6 +68,9 @@ struct Pending {
     id: Value,
     token: Option<String>,
     kind: Kind,
+    /// When it is answered with an error if the child has not answered (restarted by its
+    /// progress); `None` without a request timeout.
+    deadline: Option<Instant>,
 }
 
 struct Init {
@@ -87,6 +101,8 @@ pub(crate) struct Mux {
     initialized_sent: bool,
     /// Whether a connection was ever attached.
     served: bool,
+    /// How long a request may wait for the child's answer (progress restarts it).
+    request_timeout: Option<Duration>,
 }
 
 fn frame(value: &Value) -> Frame {
@@ -98,6 +114,93 @@ fn error(id: &Value, code: i64, message: &str) -> Frame {
 }
 
 impl Mux {
+    /// A mux whose requests wait at most `request_timeout` for the child's answer (progress
+    /// restarts it).
+    pub(crate) fn new(request_timeout: Option<Duration>) -> Mux {
+        Mux {
+            request_timeout,
+            ..Mux::default()
+        }
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        self.request_timeout.map(|t| Instant::now() + t)
+    }
+
+    /// The earliest deadline of a request in flight.
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
+        self.pending.values().filter_map(|p| p.deadline).min()
+    }
+
+    /// Answer every request whose deadline has passed at `now` with an error: what to tell
+    /// the child (each one cancelled).
+    pub(crate) fn expire(&mut self, now: Instant) -> Vec<Frame> {
+        let due: Vec<u64> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| p.deadline.is_some_and(|d| d <= now))
+            .map(|(n, _)| *n)
+            .collect();
+        let mut out = Vec::new();
+        let waited = self.request_timeout.unwrap_or_default();
+        for n in due {
+            let Some(pending) = self.pending.remove(&n) else {
+                continue;
+            };
+            self.by_client
+                .remove(&(pending.client, pending.id.to_string()));
+            self.forget_token(pending.token.as_deref());
+            let message = format!("the server did not answer within {waited:?}");
+            match pending.kind {
+                Kind::Call => self.send(pending.client, error(&pending.id, LOST, &message)),
+                Kind::Initialize(_) => {
+                    self.init_pending = None;
+                    self.send(pending.client, error(&pending.id, LOST, &message));
+                    for (client, id) in std::mem::take(&mut self.waiting) {
+                        self.send(client, error(&id, LOST, &message));
+                    }
+                }
+                Kind::Replay => {}
+            }
+            out.push(frame(&json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": n, "reason": message},
+            })));
+        }
+        out
+    }
+
+    /// A frame from the child the bridge cannot read (`why`), of which `head` is the start:
+    /// if it answers a request in flight, that request gets an error.
+    pub(crate) fn child_unreadable(&mut self, head: &[u8], why: &str) {
+        let head = ferry::protocol::jsonrpc::read_head(head);
+        let Some(ferry::protocol::RequestId::Number(n)) = head.id.filter(|_| head.response) else {
+            tracing::debug!("an unreadable frame from the child dropped: {why}");
+            return;
+        };
+        let Some(pending) = u64::try_from(n).ok().and_then(|n| self.pending.remove(&n)) else {
+            return;
+        };
+        self.by_client
+            .remove(&(pending.client, pending.id.to_string()));
+        self.forget_token(pending.token.as_deref());
+        let message = format!("the server's answer could not be read: {why}");
+        match pending.kind {
+            Kind::Call => self.send(pending.client, error(&pending.id, LOST, &message)),
+            Kind::Initialize(_) => {
+                self.init_pending = None;
+                self.send(pending.client, error(&pending.id, LOST, &message));
+                for (client, id) in std::mem::take(&mut self.waiting) {
+                    self.send(client, error(&id, LOST, &message));
+                }
+            }
+            Kind::Replay => {
+                tracing::warn!("the restarted server's answer to initialize: {message}")
+            }
+        }
+    }
+
     /// Whether no connection is attached (any more: one was).
     pub(crate) fn deserted(&self) -> bool {
         self.served && self.clients.is_empty()
@@ -185,6 +288,11 @@ impl Mux {
         match (method.as_deref(), id) {
             (Some("initialize"), Some(id)) => self.initialize(client, id, message),
             (Some(_), Some(id)) => {
+                if self.pending.len() >= MAX_IN_FLIGHT {
+                    let refusal = format!("too many requests in flight (limit {MAX_IN_FLIGHT})");
+                    self.send(client, error(&id, LOST, &refusal));
+                    return None;
+                }
                 let n = self.fresh();
                 let token = message
                     .pointer_mut("/params/_meta/progressToken")
@@ -202,6 +310,13 @@ impl Mux {
                         id,
                         token,
                         kind: Kind::Call,
+                        // A listen stream and `tasks/result` wait by design: no deadline.
+                        deadline: self.deadline().filter(|_| {
+                            !matches!(
+                                method.as_deref(),
+                                Some("subscriptions/listen" | "tasks/result")
+                            )
+                        }),
                     },
                 );
                 message["id"] = json!(n);
@@ -256,6 +371,7 @@ impl Mux {
                 id,
                 token: None,
                 kind: Kind::Initialize(params),
+                deadline: self.deadline(),
             },
         );
         message["id"] = json!(n);
@@ -299,9 +415,12 @@ impl Mux {
     /// A frame from the child: what to write back to the child (answers to its requests
     /// that no connection can take).
     pub(crate) fn child_frame(&mut self, bytes: &[u8]) -> Vec<Frame> {
-        let Ok(mut message) = serde_json::from_slice::<Value>(bytes) else {
-            tracing::debug!("unparsable frame from the child dropped");
-            return Vec::new();
+        let mut message = match serde_json::from_slice::<Value>(bytes) {
+            Ok(message) => message,
+            Err(e) => {
+                self.child_unreadable(bytes, &e.to_string());
+                return Vec::new();
+            }
         };
         let method = message
             .get("method")
@@ -338,6 +457,15 @@ impl Mux {
                     .pointer("/params/progressToken")
                     .and_then(Value::as_str);
                 if let Some((client, theirs)) = token.and_then(|t| self.tokens.get(t)).cloned() {
+                    // Progress restarts its request's timeout.
+                    let deadline = self.deadline();
+                    if let Some(pending) = token
+                        .and_then(|t| t.strip_prefix("bridge-"))
+                        .and_then(|n| n.parse().ok())
+                        .and_then(|n: u64| self.pending.get_mut(&n))
+                    {
+                        pending.deadline = deadline;
+                    }
                     message["params"]["progressToken"] = theirs;
                     self.send(client, frame(&message));
                 }
@@ -518,6 +646,7 @@ impl Mux {
                 id: Value::Null,
                 token: None,
                 kind: Kind::Replay,
+                deadline: None,
             },
         );
         let request = json!({"jsonrpc": "2.0", "id": n, "method": "initialize", "params": params});

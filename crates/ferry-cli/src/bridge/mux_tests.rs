@@ -207,3 +207,89 @@ fn a_listen_streams_notifications_go_to_the_request_that_opened_it() {
         "sub-1"
     );
 }
+
+#[test]
+fn an_answer_the_bridge_cannot_read_is_an_error_for_its_request() {
+    let mut mux = Mux::default();
+    let mut a = attach(&mut mux, 1, false);
+    let n = one(mux.client_frame(1, &call(json!("mine"), None)))["id"].clone();
+    // Cut short (not JSON): its first bytes still name the request.
+    let broken = format!(r#"{{"jsonrpc":"2.0","id":{n},"result":{{"content":[{{"type":"te"#);
+    assert!(mux.child_frame(broken.as_bytes()).is_empty());
+    let got = parse(&a.try_recv().expect("an answer"));
+    assert_eq!(got["id"], "mine");
+    assert_eq!(got["error"]["code"], -32603);
+    assert!(
+        got["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("the server's answer could not be read"),
+        "{got}"
+    );
+    // An oversized answer, by its head.
+    let n = one(mux.client_frame(1, &call(json!(2), None)))["id"].clone();
+    mux.child_unreadable(
+        format!(r#"{{"jsonrpc":"2.0","id":{n},"result":{{"#).as_bytes(),
+        "5000000 bytes, over the limit",
+    );
+    let got = parse(&a.try_recv().expect("an answer"));
+    assert_eq!(got["id"], 2);
+    assert!(mux.next_deadline().is_none() && mux.pending.is_empty());
+}
+
+#[test]
+fn an_unanswered_request_is_answered_at_its_deadline_and_cancelled() {
+    let mut mux = Mux::new(Some(std::time::Duration::from_secs(60)));
+    let mut a = attach(&mut mux, 1, false);
+    let n = one(mux.client_frame(1, &call(json!(7), Some("t"))))["id"].clone();
+    let listen = bytes(
+        json!({"jsonrpc": "2.0", "id": 8, "method": "subscriptions/listen",
+        "params": {"notifications": {"toolsListChanged": true}}}),
+    );
+    one(mux.client_frame(1, &listen));
+    let first = mux.next_deadline().expect("a deadline");
+    // Progress restarts it.
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let token = format!("bridge-{n}");
+    let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+        "params": {"progressToken": token, "progress": 1}});
+    assert!(mux.child_frame(&bytes(progress)).is_empty());
+    let _ = a.try_recv();
+    let restarted = mux.next_deadline().unwrap();
+    assert!(restarted > first);
+    assert!(mux.expire(first).is_empty(), "not due yet");
+    let cancels = mux.expire(restarted);
+    let cancel = one(cancels);
+    assert_eq!(cancel["method"], "notifications/cancelled");
+    assert_eq!(cancel["params"]["requestId"], n);
+    let got = parse(&a.try_recv().expect("an answer"));
+    assert_eq!(got["id"], 7);
+    assert_eq!(
+        got["error"]["message"],
+        "the server did not answer within 60s"
+    );
+    // The listen request has no deadline; id 7 is free again.
+    assert!(mux.next_deadline().is_none());
+    assert_eq!(mux.pending.len(), 1);
+    one(mux.client_frame(1, &call(json!(7), None)));
+}
+
+#[test]
+fn requests_past_the_in_flight_bound_are_refused_at_once() {
+    let mut mux = Mux::default();
+    let mut a = attach(&mut mux, 1, false);
+    for id in 0..super::MAX_IN_FLIGHT {
+        one(mux.client_frame(1, &call(json!(id), None)));
+    }
+    assert!(
+        mux.client_frame(1, &call(json!("one more"), None))
+            .is_empty()
+    );
+    let got = parse(&a.try_recv().expect("a refusal"));
+    assert_eq!(got["id"], "one more");
+    assert_eq!(
+        got["error"]["message"],
+        "too many requests in flight (limit 1024)"
+    );
+    assert_eq!(mux.pending.len(), super::MAX_IN_FLIGHT);
+}

@@ -48,6 +48,8 @@ pub(crate) struct ChildSpec {
     pub(crate) backoff: Backoff,
     pub(crate) max_frame_bytes: usize,
     pub(crate) lifecycle: Arc<Lifecycle>,
+    /// How long a request waits for the child's answer (see `Mux::new`).
+    pub(crate) request_timeout: Option<Duration>,
 }
 
 /// Every child of the bridge: told to stop together, counted until they are gone.
@@ -168,7 +170,7 @@ enum End {
 async fn supervise(spec: ChildSpec, mut rx: mpsc::Receiver<Cmd>, end_when_empty: bool) {
     let _alive = Alive::new(&spec.lifecycle);
     let mut stop = spec.lifecycle.stop.subscribe();
-    let mut mux = Mux::default();
+    let mut mux = Mux::new(spec.request_timeout);
     let mut attempt: u32 = 0;
     let mut restarts: u64 = 0;
     loop {
@@ -287,8 +289,16 @@ async fn run(
                 _ => std::future::pending().await,
             }
         };
+        let deadline = mux.next_deadline();
+        let expiry = async move {
+            match deadline {
+                Some(at) => tokio::time::sleep_until(at.into()).await,
+                None => std::future::pending().await,
+            }
+        };
         let frames = tokio::select! {
             () = stopped(stop) => return End::Done,
+            () = expiry => mux.expire(std::time::Instant::now()),
             () = note_due => {
                 if let Some((since, next)) = &mut waiting {
                     let waited = next.duration_since(*since);
@@ -319,9 +329,10 @@ async fn run(
                     answered = true;
                     mux.child_frame(&frame)
                 }
-                Some(TransportEvent::Oversized { bytes, .. }) => {
+                Some(TransportEvent::Oversized { bytes, head }) => {
                     answered = true;
                     tracing::warn!(bytes, "ferry bridge: an oversized message from the server dropped");
+                    mux.child_unreadable(&head, &format!("{bytes} bytes, over the limit"));
                     Vec::new()
                 }
                 Some(_) => Vec::new(),
