@@ -48,6 +48,15 @@ async fn post(
     headers: &[(&str, &str)],
     body: String,
 ) -> (u16, Value) {
+    post_bytes(http, url, headers, body.into_bytes()).await
+}
+
+async fn post_bytes(
+    http: &reqwest::Client,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: Vec<u8>,
+) -> (u16, Value) {
     let mut request = http
         .post(url)
         .header("content-type", "application/json")
@@ -90,6 +99,42 @@ async fn session(http: &reqwest::Client, url: &str) -> String {
     id
 }
 
+/// Bodies posted as they are inside a session: the classify fuzz target's corpus (every
+/// kind of malformed and odd message), and odd ids and huge numbers.
+fn raw_bodies() -> Vec<(String, Vec<u8>)> {
+    let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fuzz/corpus/classify");
+    let mut bodies: Vec<(String, Vec<u8>)> = std::fs::read_dir(corpus)
+        .expect("fuzz/corpus/classify")
+        .map(|entry| {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (format!("corpus {name}"), std::fs::read(&path).unwrap())
+        })
+        .collect();
+    bodies.sort();
+    assert!(bodies.len() >= 20, "the corpus is there");
+    let echo = |id: &str, text: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":{text}}}}}}}"#
+        )
+    };
+    for (name, id, text) in [
+        ("id -1", "-1", r#""a""#),
+        ("id 0", "0", r#""a""#),
+        ("id u64 max", "18446744073709551615", r#""a""#),
+        ("id past u64", "123456789012345678901234567890", r#""a""#),
+        ("id 1e3", "1e3", r#""a""#),
+        ("id escaped string", r#""a"bé""#, r#""a""#),
+        ("id empty string", r#""""#, r#""a""#),
+        ("id object", r#"{"a":1}"#, r#""a""#),
+        ("huge number argument", "11", &"9".repeat(5000)),
+        ("huge float argument", "12", "1e400"),
+    ] {
+        bodies.push((name.to_owned(), echo(id, text).into_bytes()));
+    }
+    bodies
+}
+
 /// Every case's answer from `target`, in order.
 async fn answers(target: &Served) -> Vec<(String, (u16, Value))> {
     let http = reqwest::Client::new();
@@ -107,6 +152,10 @@ async fn answers(target: &Served) -> Vec<(String, (u16, Value))> {
     let echo = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"again"}}}"#;
     let got = post(&http, &target.url, &in_session, echo.to_owned()).await;
     out.push(("session era, id 7 again".to_owned(), got));
+    for (name, body) in raw_bodies() {
+        let got = post_bytes(&http, &target.url, &in_session, body).await;
+        out.push((name, got));
+    }
     let stateless = [
         ("mcp-protocol-version", "2026-07-28"),
         ("mcp-method", "tools/call"),

@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 
 use ferry::protocol::error_codes::INVALID_PARAMS;
 use ferry::protocol::types::keys::SUBSCRIPTION_ID;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -105,6 +106,40 @@ pub(crate) struct Mux {
     request_timeout: Option<Duration>,
 }
 
+/// A message whose members cannot all be read into a tree: its envelope read, `params`,
+/// `result` and `error` kept as their JSON text (serde_json skims a raw value without
+/// recursion and without decoding its strings).
+#[derive(Clone, serde::Deserialize, serde::Serialize)]
+struct RawMessage<'a> {
+    /// Read by the HTTP layer already; always written `"2.0"`.
+    #[serde(skip_deserializing)]
+    jsonrpc: Version,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    id: Option<Value>,
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    error: Option<&'a RawValue>,
+}
+
+/// `"2.0"`.
+#[derive(Clone, Copy, Default)]
+struct Version;
+
+impl serde::Serialize for Version {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str("2.0")
+    }
+}
+
+fn raw_frame(message: &RawMessage<'_>) -> Frame {
+    serde_json::to_vec(message).unwrap_or_default()
+}
+
 fn frame(value: &Value) -> Frame {
     serde_json::to_vec(value).unwrap_or_default()
 }
@@ -169,6 +204,54 @@ impl Mux {
             })));
         }
         out
+    }
+
+    /// A message from the child that cannot be read into a tree, its envelope read (see
+    /// [`RawMessage`]): an answer goes to its request's client with that client's id; a
+    /// request or notification to the client the child works for, as it is.
+    fn child_message_raw(&mut self, message: RawMessage<'_>, bytes: &[u8]) {
+        match (message.method.is_some(), &message.id) {
+            (false, Some(id)) => {
+                let Some(pending) = id.as_u64().and_then(|n| self.pending.remove(&n)) else {
+                    return;
+                };
+                self.by_client
+                    .remove(&(pending.client, pending.id.to_string()));
+                self.forget_token(pending.token.as_deref());
+                let answer = raw_frame(&RawMessage {
+                    id: Some(pending.id.clone()),
+                    ..message.clone()
+                });
+                match pending.kind {
+                    Kind::Call => self.send(pending.client, answer),
+                    Kind::Initialize(_) => {
+                        self.init_pending = None;
+                        self.send(pending.client, answer);
+                        for (client, id) in std::mem::take(&mut self.waiting) {
+                            let answer = raw_frame(&RawMessage {
+                                id: Some(id),
+                                ..message.clone()
+                            });
+                            self.send(client, answer);
+                        }
+                    }
+                    Kind::Replay => {}
+                }
+            }
+            (true, id) => {
+                let client = self.working_for().filter(|c| self.clients.contains_key(c));
+                match (client, id) {
+                    (Some(client), Some(id)) => {
+                        self.asked.insert(id.to_string(), client);
+                        self.send(client, bytes.to_vec());
+                    }
+                    (Some(client), None) => self.send(client, bytes.to_vec()),
+                    (None, None) => self.broadcast(&bytes.to_vec()),
+                    (None, Some(_)) => {}
+                }
+            }
+            (false, None) => {}
+        }
     }
 
     /// A frame from the child the bridge cannot read (`why`), of which `head` is the start:
@@ -238,16 +321,10 @@ impl Mux {
 
     /// A frame from `client`: what to write to the child.
     pub(crate) fn client_frame(&mut self, client: ClientId, bytes: &[u8]) -> Vec<Frame> {
-        let value = match serde_json::from_slice::<Value>(bytes) {
-            Ok(value) => value,
-            Err(e) => {
-                self.unreadable(client, bytes, &e);
-                return Vec::new();
-            }
-        };
-        let messages = match value {
-            Value::Array(entries) => entries,
-            single => vec![single],
+        let messages = match serde_json::from_slice::<Value>(bytes) {
+            Ok(Value::Array(entries)) => entries,
+            Ok(single) => vec![single],
+            Err(e) => return self.client_frame_raw(client, bytes, &e),
         };
         let mut out = Vec::new();
         for message in messages {
@@ -256,10 +333,92 @@ impl Mux {
         out
     }
 
-    /// A frame the HTTP layer accepted (valid JSON-RPC) but that cannot be read into a tree
-    /// to remap its ids: its params nest deeper than serde_json reads. Each request in it
-    /// gets the `-32602` a server gives such params (`ferry serve` does), at once; the child
-    /// never sees it, so nothing of it stays in flight.
+    /// A frame the HTTP layer accepted (valid JSON-RPC) that cannot be read into a tree:
+    /// members nested deeper than serde_json reads, or a lone surrogate in a string. Each
+    /// message whose tree can be built goes the usual way; the others go with their ids
+    /// remapped and the rest passed on raw (see [`RawMessage`]), so the child answers them
+    /// as it would answer them directly.
+    fn client_frame_raw(
+        &mut self,
+        client: ClientId,
+        bytes: &[u8],
+        why: &serde_json::Error,
+    ) -> Vec<Frame> {
+        let members = if bytes.trim_ascii_start().starts_with(b"[") {
+            serde_json::from_slice::<Vec<&RawValue>>(bytes)
+        } else {
+            serde_json::from_slice::<&RawValue>(bytes).map(|one| vec![one])
+        };
+        let Ok(members) = members else {
+            self.unreadable(client, bytes, why);
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for member in members {
+            match serde_json::from_str::<Value>(member.get()) {
+                Ok(message) => out.extend(self.client_message(client, message)),
+                Err(e) => out.extend(self.client_message_raw(client, member, &e)),
+            }
+        }
+        out
+    }
+
+    /// One message of a client that cannot be read into a tree (see
+    /// [`client_frame_raw`](Self::client_frame_raw)). A request's progress token stays as
+    /// it is (its params cannot be read), so its progress reaches no one.
+    fn client_message_raw(
+        &mut self,
+        client: ClientId,
+        member: &RawValue,
+        why: &serde_json::Error,
+    ) -> Option<Frame> {
+        let Ok(message) = serde_json::from_str::<RawMessage<'_>>(member.get()) else {
+            self.unreadable(client, member.get().as_bytes(), why);
+            return None;
+        };
+        match (message.method.clone(), message.id.clone()) {
+            (Some(method), Some(id)) => {
+                if self.pending.len() >= MAX_IN_FLIGHT {
+                    let refusal = format!("too many requests in flight (limit {MAX_IN_FLIGHT})");
+                    self.send(client, error(&id, LOST, &refusal));
+                    return None;
+                }
+                self.seq += 1;
+                if let Some(c) = self.clients.get_mut(&client) {
+                    c.last_request = self.seq;
+                }
+                let n = self.fresh();
+                self.by_client.insert((client, id.to_string()), n);
+                let deadline = self.deadline();
+                self.pending.insert(
+                    n,
+                    Pending {
+                        client,
+                        id,
+                        token: None,
+                        kind: Kind::Call,
+                        deadline,
+                    },
+                );
+                Some(raw_frame(&RawMessage {
+                    id: Some(json!(n)),
+                    method: Some(method),
+                    ..message.clone()
+                }))
+            }
+            // A notification, or an answer to the child's request (its id is the child's).
+            (Some(_), None) => Some(member.get().as_bytes().to_vec()),
+            (None, Some(id)) => {
+                let asked = self.asked.remove(&id.to_string());
+                (asked == Some(client)).then(|| member.get().as_bytes().to_vec())
+            }
+            (None, None) => None,
+        }
+    }
+
+    /// A frame that not even its envelope can be read from: each request in it gets the
+    /// `-32602` a server gives such params (`ferry serve` does), at once; the child never
+    /// sees it, so nothing of it stays in flight.
     fn unreadable(&self, client: ClientId, bytes: &[u8], why: &serde_json::Error) {
         for head in ferry::protocol::jsonrpc::read_heads(bytes) {
             if let (true, Some(id)) = (head.method, head.id) {
@@ -418,7 +577,10 @@ impl Mux {
         let mut message = match serde_json::from_slice::<Value>(bytes) {
             Ok(message) => message,
             Err(e) => {
-                self.child_unreadable(bytes, &e.to_string());
+                match serde_json::from_slice::<RawMessage<'_>>(bytes) {
+                    Ok(raw) => self.child_message_raw(raw, bytes),
+                    Err(_) => self.child_unreadable(bytes, &e.to_string()),
+                }
                 return Vec::new();
             }
         };

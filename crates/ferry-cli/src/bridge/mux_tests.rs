@@ -293,3 +293,40 @@ fn requests_past_the_in_flight_bound_are_refused_at_once() {
     );
     assert_eq!(mux.pending.len(), super::MAX_IN_FLIGHT);
 }
+
+#[test]
+fn messages_that_cannot_be_read_into_a_tree_pass_raw_with_their_ids_remapped() {
+    let mut mux = Mux::default();
+    let mut a = attach(&mut mux, 1, false);
+    let deep = format!("{}1{}", "[".repeat(300), "]".repeat(300));
+    let request = format!(
+        r#"{{"jsonrpc":"2.0","id":"r","method":"tools/call","params":{{"name":"echo","arguments":{{"a":"\udc00","b":{deep}}}}}}}"#
+    );
+    let to_child = mux.client_frame(1, request.as_bytes());
+    let [to_child] = to_child.as_slice() else {
+        panic!("{to_child:?}")
+    };
+    let text = String::from_utf8(to_child.clone()).unwrap();
+    // The params as they were, byte for byte; the id the bridge's own.
+    assert!(
+        text.contains(r#""a":"\udc00""#) && text.contains(&deep),
+        "{text}"
+    );
+    let head = ferry::protocol::jsonrpc::read_head(to_child);
+    let Some(ferry::protocol::RequestId::Number(n)) = head.id else {
+        panic!("{text}")
+    };
+    // The child's answer, unreadable as a tree too, goes back with the client's id.
+    let answer = format!(r#"{{"jsonrpc":"2.0","id":{n},"result":{{"text":"\ud800","d":{deep}}}}}"#);
+    assert!(mux.child_frame(answer.as_bytes()).is_empty());
+    let got = String::from_utf8(a.try_recv().expect("the answer")).unwrap();
+    assert!(
+        got.starts_with(r#"{"jsonrpc":"2.0","id":"r","result":{"text":"\ud800""#),
+        "{got}"
+    );
+    assert!(mux.pending.is_empty() && mux.by_client.is_empty());
+    // In a batch, each member goes its own way.
+    let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"x","params":{"a":"\udc00"}}]"#;
+    assert_eq!(mux.client_frame(1, batch.as_bytes()).len(), 2);
+    assert_eq!(mux.pending.len(), 2);
+}
