@@ -826,29 +826,71 @@ fn named_servers_are_usage_checked() {
     echo_through(&place, &["--server", "local"]);
 }
 
-/// `GET path` of the inspector at `url` (its printed URL, token included), as JSON.
-fn inspector_get(url: &str, path: &str) -> Value {
-    inspector_request(url, "GET", path, "")
+/// The inspector at its printed URL, its launch code traded (once) for the page's cookie.
+struct Inspector {
+    host: String,
+    cookie: String,
 }
 
-/// `METHOD path` with a JSON `body` to the inspector at `url`, as JSON.
-fn inspector_request(url: &str, method: &str, path: &str, body: &str) -> Value {
-    let rest = url.strip_prefix("http://").expect("an http URL");
-    let (host, query) = rest.split_once('/').expect("a path");
-    let token = query.rsplit("token=").next().unwrap_or_default();
+impl Inspector {
+    /// Open the printed `url` as the page does: its answer sets the session's cookie.
+    fn open(url: &str) -> Inspector {
+        let rest = url.strip_prefix("http://").expect("an http URL");
+        let (host, launch) = rest.split_once('/').expect("a path");
+        let (head, _) = exchange(
+            host,
+            &format!("GET /{launch} HTTP/1.1\r\nHost: {host}\r\n"),
+            "",
+        );
+        assert!(head.starts_with("HTTP/1.1 303"), "{head}");
+        let cookie = head
+            .lines()
+            .find_map(|line| line.strip_prefix("set-cookie: "))
+            .and_then(|value| value.split(';').next())
+            .unwrap_or_else(|| panic!("no cookie in {head}"))
+            .to_owned();
+        Inspector {
+            host: host.to_owned(),
+            cookie,
+        }
+    }
+
+    /// `GET path`, as JSON.
+    fn get(&self, path: &str) -> Value {
+        self.request("GET", path, "")
+    }
+
+    /// `METHOD path` with a JSON `body`, as JSON.
+    fn request(&self, method: &str, path: &str, body: &str) -> Value {
+        let host = &self.host;
+        let (head, body) = exchange(
+            host,
+            &format!(
+                "{method} {path} HTTP/1.1\r\nHost: {host}\r\nCookie: {}\r\n\
+                 Content-Type: application/json\r\n",
+                self.cookie
+            ),
+            body,
+        );
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        serde_json::from_str(&body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"))
+    }
+}
+
+/// One request (`head`: its request line and headers, each ending in CRLF) on a connection
+/// of its own: the answer's head and body.
+fn exchange(host: &str, head: &str, body: &str) -> (String, String) {
     let mut stream = std::net::TcpStream::connect(host).expect("connect to the inspector");
     write!(
         stream,
-        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nX-Ferry-Token: {token}\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "{head}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     )
     .expect("send");
     let mut answer = String::new();
     stream.read_to_string(&mut answer).expect("read");
     let (head, body) = answer.split_once("\r\n\r\n").expect("a response");
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"))
+    (head.to_owned(), body.to_owned())
 }
 
 /// `ferry inspect --server mine --config CONFIG`, and the URL it prints.
@@ -885,7 +927,8 @@ fn the_inspector_reads_a_named_servers_entry_once() {
         &json!({"mcpServers": {"mine": {"command": FERRY, "args": ["serve"]}}}),
     );
     let (mut child, url) = inspect_named(&place, &config);
-    let target = || inspector_get(url.trim(), "/api/state")["connections"][0]["target"].clone();
+    let inspector = Inspector::open(url.trim());
+    let target = || inspector.get("/api/state")["connections"][0]["target"].clone();
     let before = target();
     // The entry is gone: the connection still names the server its entry gave.
     std::fs::remove_file(&config).expect("remove the file");
@@ -915,7 +958,8 @@ fn the_inspectors_check_runs_on_a_named_servers_entry() {
         }}}),
     );
     let (mut child, url) = inspect_named(&place, &config);
-    let conn = inspector_get(url.trim(), "/api/state")["connections"][0]["id"].clone();
+    let inspector = Inspector::open(url.trim());
+    let conn = inspector.get("/api/state")["connections"][0]["id"].clone();
     let started = || {
         std::fs::read_to_string(&log)
             .unwrap_or_default()
@@ -923,12 +967,7 @@ fn the_inspectors_check_runs_on_a_named_servers_entry() {
             .count()
     };
     assert_eq!(started(), 1, "the inspector's own connection");
-    let answer = inspector_request(
-        url.trim(),
-        "POST",
-        "/api/check",
-        &json!({"conn": conn}).to_string(),
-    );
+    let answer = inspector.request("POST", "/api/check", &json!({"conn": conn}).to_string());
     let _ = child.kill();
     let _ = child.wait();
     assert!(answer["report"].is_object(), "{answer}");

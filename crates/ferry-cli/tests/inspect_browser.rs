@@ -50,12 +50,15 @@ fn artifacts() -> PathBuf {
 struct Inspector {
     child: Child,
     url: String,
+    /// Where its stderr is copied (the driver reads the codes it shows there).
+    log: std::path::PathBuf,
 }
 
 impl Drop for Inspector {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.log);
     }
 }
 
@@ -66,9 +69,21 @@ fn inspect(args: &[&str]) -> Inspector {
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("start ferry inspect");
+    // Its stderr goes on to ours, and into a file the driver reads.
+    let log = std::env::temp_dir().join(format!("ferry-inspect-{}.log", child.id()));
+    let mut file = std::fs::File::create(&log).expect("the stderr file");
+    let stderr = child.stderr.take().expect("stderr");
+    std::thread::spawn(move || {
+        use std::io::Write as _;
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            eprintln!("{line}");
+            let _ = writeln!(file, "{line}").and_then(|()| file.flush());
+        }
+    });
     let stdout = child.stdout.take().expect("stdout");
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -81,15 +96,15 @@ fn inspect(args: &[&str]) -> Inspector {
         .expect("ferry inspect prints its URL");
     let url = line.trim().to_owned();
     assert!(
-        url.starts_with("http://127.0.0.1:") && url.contains("/?token="),
+        url.starts_with("http://127.0.0.1:") && url.contains("/?launch="),
         "printed: {url:?}"
     );
-    let token = url.rsplit("token=").next().unwrap_or_default();
+    let code = url.rsplit("launch=").next().unwrap_or_default();
     assert!(
-        token.len() >= 32 && token.bytes().all(|b| b.is_ascii_hexdigit()),
-        "a token of 128 bits or more, in hex: {token}"
+        code.len() >= 32 && code.bytes().all(|b| b.is_ascii_hexdigit()),
+        "a launch code of 128 bits or more, in hex: {code}"
     );
-    Inspector { child, url }
+    Inspector { child, url, log }
 }
 
 /// The browsers the driver runs.
@@ -138,6 +153,7 @@ fn drive(inspector: &Inspector, mode: &str, browser: Browser) -> Value {
         .arg(mode)
         .arg(artifacts())
         .arg(browser.name())
+        .env("FERRY_INSPECT_LOG", &inspector.log)
         .current_dir(driver_dir())
         .stderr(Stdio::inherit())
         .output()
@@ -230,7 +246,8 @@ const COMMON: &[&str] = &[
     "resource template: completed and read",
     "a resource is subscribed to",
     "the wire shows the exchange and exports it",
-    "an API call without the token gets 403",
+    "an API call without the session cookie gets 403",
+    "the launch URL works once",
     "a foreign Origin or Host gets 403",
     "no script errors",
 ];
@@ -247,19 +264,19 @@ fn stdio_child_in_the_browser() {
 
 #[test]
 fn reference_server_in_firefox() {
-    if !firefox_installed() {
-        println!("skipped: no Firefox ESR here (apt-get install -y firefox-esr)");
-        return;
-    }
+    assert!(
+        firefox_installed(),
+        "the browser tests need Firefox ESR: apt-get install -y firefox-esr (scripts/peers)"
+    );
     reference_server(Browser::Firefox);
 }
 
 #[test]
 fn stdio_child_in_firefox() {
-    if !firefox_installed() {
-        println!("skipped: no Firefox ESR here (apt-get install -y firefox-esr)");
-        return;
-    }
+    assert!(
+        firefox_installed(),
+        "the browser tests need Firefox ESR: apt-get install -y firefox-esr (scripts/peers)"
+    );
     stdio_child(Browser::Firefox);
 }
 
@@ -312,6 +329,7 @@ fn stdio_child(browser: Browser) {
     let report = drive(&inspector, "stdio", browser);
     let mut expected = COMMON.to_vec();
     expected.extend([
+        "the session cookie alone starts nothing: the code from the terminal is needed",
         "another server connected from the page after confirming the command",
         "a command the person declines is not run",
         "a reconnection begins a new connection in the wire export",

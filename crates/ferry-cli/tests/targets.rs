@@ -517,22 +517,35 @@ fn inspect_takes_every_form() {
     setup.assert_headers_sent();
 }
 
-/// `GET path` of the inspector at `url` (its printed URL, token included), as JSON.
+/// `GET path` of the inspector at `url` (its printed URL, whose launch code is traded for
+/// the page's cookie first: it works once), as JSON.
 fn inspector_get(url: &str, path: &str) -> Value {
     let rest = url.strip_prefix("http://").expect("an http URL");
-    let (host, query) = rest.split_once('/').expect("a path");
-    let token = query.rsplit("token=").next().unwrap_or_default();
+    let (host, launch) = rest.split_once('/').expect("a path");
+    let (head, _) = exchange(host, &format!("GET /{launch} HTTP/1.1\r\nHost: {host}\r\n"));
+    assert!(head.starts_with("HTTP/1.1 303"), "{head}");
+    let cookie = head
+        .lines()
+        .find_map(|line| line.strip_prefix("set-cookie: "))
+        .and_then(|value| value.split(';').next())
+        .unwrap_or_else(|| panic!("no cookie in {head}"));
+    let (head, body) = exchange(
+        host,
+        &format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nCookie: {cookie}\r\n"),
+    );
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"))
+}
+
+/// One request (`head`: its request line and headers, each ending in CRLF) on a connection
+/// of its own: the answer's head and body.
+fn exchange(host: &str, head: &str) -> (String, String) {
     let mut stream = TcpStream::connect(host).expect("connect to the inspector");
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {host}\r\nX-Ferry-Token: {token}\r\nConnection: close\r\n\r\n"
-    )
-    .expect("send");
+    write!(stream, "{head}Connection: close\r\n\r\n").expect("send");
     let mut answer = String::new();
     stream.read_to_string(&mut answer).expect("read");
     let (head, body) = answer.split_once("\r\n\r\n").expect("a response");
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"))
+    (head.to_owned(), body.to_owned())
 }
 
 /// The sections of `help` whose heading starts with `heading`, up to the next blank line.

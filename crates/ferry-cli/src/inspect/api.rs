@@ -108,6 +108,13 @@ fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, Failure> {
         .map_err(|e| Failure::new(StatusCode::BAD_REQUEST, format!("invalid request: {e}")))
 }
 
+/// Six random digits.
+fn confirmation_code() -> Result<String, getrandom::Error> {
+    let mut bytes = [0u8; 4];
+    getrandom::getrandom(&mut bytes)?;
+    Ok(format!("{:06}", u32::from_le_bytes(bytes) % 1_000_000))
+}
+
 fn bad(message: impl Into<String>) -> Failure {
     Failure::new(StatusCode::BAD_REQUEST, message)
 }
@@ -507,14 +514,69 @@ struct ConnectRequest {
     /// Its headers, `Name: value`.
     #[serde(default)]
     headers: Vec<String>,
+    /// The code the terminal showed for this exact request (absent: ask for one).
+    code: Option<String>,
 }
 
-/// Connect to another server (only with `--allow-spawn`; the page has the person confirm
-/// the exact command first).
+/// A connection the page asked for, waiting for the code printed in the terminal.
+pub(crate) struct Confirmation {
+    code: String,
+    /// The request it is for, exactly (command, URL and headers).
+    request: String,
+    until: Instant,
+}
+
+/// How long a printed code stays good.
+const CONFIRMATION_TTL: Duration = Duration::from_secs(120);
+
+/// Connect to another server: only with `--allow-spawn`, and only with the code the
+/// terminal that runs `ferry inspect` printed beside this exact command. Asked without a
+/// code, it prints one (6 digits, good once, for 2 minutes) and answers
+/// `{"confirm": ...}`; the page has the person type it. The terminal is the one channel a
+/// holder of the page's cookie (or of a stolen launch URL) does not have: the page alone
+/// cannot start anything.
 async fn connect(app: &Arc<App>, request: ConnectRequest) -> Result<Value, Failure> {
     if !app.allow_spawn {
         return Err(Failure::forbidden(
             "connecting to other servers from the page needs ferry inspect --allow-spawn",
+        ));
+    }
+    let exact = serde_json::to_string(&(&request.command, &request.url, &request.headers))
+        .unwrap_or_default();
+    let Some(code) = &request.code else {
+        let code = confirmation_code().map_err(|e| {
+            Failure::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("no random code: {e}"),
+            )
+        })?;
+        let shown = match &request.url {
+            Some(url) => format!("connect to {url}"),
+            None => format!("run {}", crate::target::shown(&request.command)),
+        };
+        crate::stderr::note!(
+            "ferry inspect: the page asks to {shown}\n  to allow it, type this code in the \
+             page: {code}"
+        );
+        *lock(&app.confirming) = Some(Confirmation {
+            code,
+            request: exact,
+            until: Instant::now() + CONFIRMATION_TTL,
+        });
+        return Ok(json!({
+            "confirm": "type the code shown in the terminal that runs ferry inspect"
+        }));
+    };
+    // A code is good once, for its own request: a wrong guess uses it up.
+    let pending = lock(&app.confirming).take();
+    let confirmed = pending.is_some_and(|p| {
+        super::same(code.as_bytes(), p.code.as_bytes())
+            && p.request == exact
+            && Instant::now() < p.until
+    });
+    if !confirmed {
+        return Err(Failure::forbidden(
+            "wrong or expired code: nothing was run; ask again for a new code",
         ));
     }
     let common = match (request.url, request.command.is_empty()) {

@@ -6,12 +6,17 @@
 //! process over JSON POSTs to `/api/...` and one SSE stream, `/api/events`, which carries
 //! every wire message, progress, and the server's requests for the person to answer.
 //!
-//! Security: the listener is on 127.0.0.1 only. A random token (128 bits, printed in the
-//! URL) is required on the page and every API call and stream (`X-Ferry-Token` header or
-//! `token` query parameter); `Host` must name this listener (DNS rebinding) and `Origin`,
-//! when sent, must be the page's own; no CORS headers are ever sent. Refusals are 403. The
-//! page connects to another server (a command or a URL) only when `--allow-spawn` was
-//! given, and the page has the person confirm the exact command first.
+//! Security: the listener is on 127.0.0.1 only. The printed URL carries a launch code (128
+//! random bits) that works once: opening it sets an `HttpOnly`, `SameSite=Strict` cookie
+//! holding the session's own secret (128 bits, never printed) and redirects to `/`, so the
+//! URL is worth nothing once the page has opened (it may sit in the browser opener's argv,
+//! readable in /proc, or in the shell's history). Pressing Enter in the terminal prints a new
+//! launch URL. The cookie is required on the page and every API call and stream; `Host`
+//! must name this listener (DNS rebinding) and `Origin`, when sent, must be the page's own;
+//! no CORS headers are ever sent. Refusals are 403. The page connects to another server (a
+//! command or a URL) only when `--allow-spawn` was given, and only with a code printed in
+//! the terminal that runs `ferry inspect` for that exact command (see `api::connect`): a
+//! holder of the cookie alone cannot start anything.
 
 mod api;
 mod assets;
@@ -37,7 +42,7 @@ use tokio::task::AbortHandle;
 use crate::client::Common;
 use crate::stderr::note;
 use conn::{Conn, Shared};
-use hub::{Asks, Hub};
+use hub::{Asks, Hub, lock};
 
 /// The most bytes an API request body may have (tool arguments can carry files).
 const BODY_LIMIT: usize = 16 << 20;
@@ -53,7 +58,7 @@ pub(crate) struct InspectArgs {
     #[arg(long, default_value_t = 0)]
     port: u16,
     /// Let the page connect to other servers (a command it runs, or a URL), each after
-    /// the person confirms the exact command in the page.
+    /// the person types in the page a code this terminal shows with the exact command.
     #[arg(long)]
     allow_spawn: bool,
     /// Seconds the person has to answer a server's request (sampling, elicitation).
@@ -73,7 +78,13 @@ fn positive_seconds(text: &str) -> Result<Duration, String> {
 
 /// The state of the inspector's HTTP server.
 pub(crate) struct App {
+    /// The session's secret, in the page's cookie.
     token: String,
+    /// The launch code of the URL last printed, until it is used.
+    launch: std::sync::Mutex<Option<String>>,
+    /// The connection the page asked to make, its code printed in the terminal and not yet
+    /// typed in the page.
+    confirming: std::sync::Mutex<Option<api::Confirmation>>,
     port: u16,
     allow_spawn: bool,
     /// The options the target was named with (a server named in the page inherits them).
@@ -132,6 +143,8 @@ pub(crate) async fn run(args: InspectArgs) -> ExitCode {
         .unwrap_or(args.answer_timeout + REQUEST_GRACE);
     let app = Arc::new(App {
         token,
+        launch: std::sync::Mutex::new(None),
+        confirming: std::sync::Mutex::new(None),
         port,
         allow_spawn: args.allow_spawn,
         base: args.common.clone(),
@@ -145,15 +158,21 @@ pub(crate) async fn run(args: InspectArgs) -> ExitCode {
         note!("ferry inspect: {e}");
         return ExitCode::FAILURE;
     }
-    let url = format!("http://127.0.0.1:{port}/?token={}", app.token);
-    // The URL on stdout, alone on its line, for a program that starts the inspector.
-    let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "{url}").and_then(|()| stdout.flush());
-    drop(stdout);
-    note!("ferry inspect: open {url} (Ctrl-C stops)");
+    let Some(url) = app.print_launch_url() else {
+        return ExitCode::FAILURE;
+    };
     if !args.common.target.no_browser() {
         open_browser(&url);
     }
+    // Enter in the terminal: a new launch URL (each works once).
+    let relaunch = Arc::clone(&app);
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lines() {
+            if line.is_err() || relaunch.print_launch_url().is_none() {
+                break;
+            }
+        }
+    });
     let router = Router::new().fallback(serve).with_state(app.clone());
     // The library's accept loop: its connections bounded like `ferry serve --http`'s (header
     // and write timeouts, fair slots). Ctrl-C stops accepting.
@@ -209,6 +228,54 @@ fn open_browser(url: &str) {
 }
 
 impl App {
+    /// Make a new launch code and print its URL: on stdout alone on its line, for a program
+    /// that starts the inspector, and on stderr for the person. `None` (said) when no
+    /// random code could be had.
+    fn print_launch_url(&self) -> Option<String> {
+        let code = match random_token() {
+            Ok(code) => code,
+            Err(e) => {
+                note!("ferry inspect: no random launch code: {e}");
+                return None;
+            }
+        };
+        let url = format!("http://127.0.0.1:{}/?launch={code}", self.port);
+        *lock(&self.launch) = Some(code);
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{url}").and_then(|()| stdout.flush());
+        drop(stdout);
+        note!(
+            "ferry inspect: open {url} (it works once; Enter here prints a new one; Ctrl-C \
+             stops)"
+        );
+        Some(url)
+    }
+
+    /// Open the page with a launch code: the first time, the session's cookie and a
+    /// redirect to the plain page; afterwards, 403.
+    fn launch(&self, given: &str) -> Result<Response, Failure> {
+        let mut launch = lock(&self.launch);
+        if !launch
+            .as_deref()
+            .is_some_and(|code| same(given.as_bytes(), code.as_bytes()))
+        {
+            return Err(Failure::forbidden(
+                "this launch URL was used already (each works once): press Enter in the \
+                 terminal that runs ferry inspect for a new one",
+            ));
+        }
+        *launch = None;
+        let mut response = Response::new(Body::empty());
+        *response.status_mut() = StatusCode::SEE_OTHER;
+        let headers = response.headers_mut();
+        headers.insert(header::LOCATION, HeaderValue::from_static("/"));
+        let cookie = format!("{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/", self.token);
+        if let Ok(cookie) = HeaderValue::from_str(&cookie) {
+            headers.insert(header::SET_COOKIE, cookie);
+        }
+        Ok(response)
+    }
+
     /// Connect to the server named by `common`, as a new connection of the page.
     async fn open(&self, common: Common) -> Result<Arc<Conn>, String> {
         let id = self.next_conn.fetch_add(1, Ordering::Relaxed);
@@ -318,14 +385,16 @@ async fn route(app: &Arc<App>, request: Request) -> Result<Response, Failure> {
         return assets::serve(name)
             .ok_or_else(|| Failure::new(StatusCode::NOT_FOUND, format!("no asset {name}")));
     }
-    let given = parts
-        .headers
-        .get("x-ferry-token")
-        .map(HeaderValue::as_bytes)
-        .or_else(|| query_token(parts.uri.query()));
-    if !given.is_some_and(|given| same(given, app.token.as_bytes())) {
+    if parts.method == Method::GET
+        && matches!(path, "/" | "/index.html")
+        && let Some(code) = query_value(parts.uri.query(), "launch")
+    {
+        return app.launch(code);
+    }
+    if !session_cookie(&parts.headers).is_some_and(|given| same(given, app.token.as_bytes())) {
         return Err(Failure::forbidden(
-            "a valid token is required: open the URL ferry inspect printed",
+            "this page's session cookie is required: open the URL ferry inspect printed (or \
+             press Enter in its terminal for a new one)",
         ));
     }
     match (&parts.method, path) {
@@ -390,8 +459,19 @@ fn check_host<'a>(uri: &Uri, headers: &'a HeaderMap, port: u16) -> Result<&'a st
     }
 }
 
-fn query_token(query: Option<&str>) -> Option<&[u8]> {
-    query_value(query, "token").map(str::as_bytes)
+/// The name of the session's cookie.
+const COOKIE: &str = "ferry-inspect";
+
+/// The value of the session's cookie among the request's cookies.
+fn session_cookie(headers: &HeaderMap) -> Option<&[u8]> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .flat_map(|value| value.as_bytes().split(|&b| b == b';'))
+        .find_map(|pair| {
+            let pair = pair.trim_ascii();
+            pair.strip_prefix(COOKIE.as_bytes())?.strip_prefix(b"=")
+        })
 }
 
 /// The value of `name` in a query string, as it is written (tokens and numbers need no
@@ -446,9 +526,20 @@ mod tests {
     }
 
     #[test]
-    fn tokens() {
-        assert_eq!(query_token(Some("a=1&token=abc")), Some(&b"abc"[..]));
-        assert_eq!(query_token(Some("tokens=abc")), None);
+    fn cookies_and_query_values() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::COOKIE,
+            HeaderValue::from_static("a=1; ferry-inspect=abc"),
+        );
+        assert_eq!(session_cookie(&headers), Some(&b"abc"[..]));
+        headers.insert(
+            header::COOKIE,
+            HeaderValue::from_static("ferry-inspectx=abc"),
+        );
+        assert_eq!(session_cookie(&headers), None);
+        assert_eq!(query_value(Some("a=1&launch=abc"), "launch"), Some("abc"));
+        assert_eq!(query_value(Some("launchx=abc"), "launch"), None);
         assert!(same(b"abc", b"abc"));
         assert!(!same(b"abd", b"abc"));
         assert!(!same(b"ab", b"abc"));

@@ -27,7 +27,11 @@ let wireExport = null;
 let wireExportReconnected = null;
 const origin = new URL(url).origin;
 const port = Number(new URL(url).port);
-const token = new URL(url).searchParams.get('token');
+// The session's cookie, once the launch URL has been opened (it works once).
+let session = null;
+const auth = (more = {}) => ({ cookie: `ferry-inspect=${session}`, ...more });
+// What `ferry inspect` wrote on stderr, where it shows the codes that allow a connection.
+const inspectLog = process.env.FERRY_INSPECT_LOG;
 const verdicts = [];
 const metrics = {};
 const TIMEOUT = 20_000;
@@ -71,6 +75,22 @@ function raw(method, pathname, headers, body) {
     request.end();
   });
 }
+
+/** The last code `ferry inspect` showed in its terminal to allow a connection. */
+async function terminalCode() {
+  assert(inspectLog, 'FERRY_INSPECT_LOG names the file of ferry inspect\'s stderr');
+  for (let waited = 0; waited < TIMEOUT; waited += 100) {
+    const text = await readFile(inspectLog, 'utf8').catch(() => '');
+    const codes = [...text.matchAll(/type this code in the page: (\d{6})/g)];
+    if (codes.length > seenCodes) {
+      seenCodes = codes.length;
+      return codes[codes.length - 1][1];
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('ferry inspect showed no code');
+}
+let seenCodes = 0;
 
 async function view(name) {
   await page.click(`#views button[data-view=${name}]`);
@@ -157,6 +177,9 @@ try {
   await check('page loads and is interactive', async () => {
     await page.goto(url);
     await page.waitForFunction(() => window.ferryInspector?.ready, null, { timeout: TIMEOUT });
+    session = (await context.cookies()).find((c) => c.name === 'ferry-inspect')?.value;
+    assert(session && session.length >= 32, 'the page got its session cookie');
+    assert(!page.url().includes('launch='), `the page's own URL holds no code: ${page.url()}`);
     // The first load starts the browser's caches; the measure is the reload's.
     await page.reload();
     await page.waitForFunction(() => window.ferryInspector?.ready, null, { timeout: TIMEOUT });
@@ -397,29 +420,38 @@ try {
     await page.waitForFunction(() => /echo/.test(document.querySelector('#tool-detail h2').textContent));
   });
 
-  await check('an API call without the token gets 403', async () => {
+  await check('an API call without the session cookie gets 403', async () => {
     const bare = await raw('GET', '/api/state', {});
     assert(bare.status === 403, `status ${bare.status}`);
     assert(JSON.parse(bare.text).error.message, 'a JSON error');
-    const wrong = await raw('POST', '/api/list', { 'x-ferry-token': 'f'.repeat(32), 'content-type': 'application/json' }, '{"conn":1,"kind":"tools"}');
-    assert(wrong.status === 403, `wrong token: ${wrong.status}`);
+    const wrong = await raw('POST', '/api/list', { cookie: `ferry-inspect=${'f'.repeat(32)}`, 'content-type': 'application/json' }, '{"conn":1,"kind":"tools"}');
+    assert(wrong.status === 403, `wrong cookie: ${wrong.status}`);
     const events = await raw('GET', '/api/events', {});
     assert(events.status === 403, `event stream: ${events.status}`);
     const pageItself = await raw('GET', '/', {});
     assert(pageItself.status === 403, `page: ${pageItself.status}`);
-    const good = await raw('GET', `/api/state?token=${token}`, {});
-    assert(good.status === 200, `with the token: ${good.status}`);
+    const good = await raw('GET', '/api/state', auth());
+    assert(good.status === 200, `with the cookie: ${good.status}`);
     assert(!('access-control-allow-origin' in good.headers), 'no CORS header');
   });
 
+  await check('the launch URL works once', async () => {
+    const launch = new URL(url);
+    const again = await raw('GET', `${launch.pathname}${launch.search}`, {});
+    assert(again.status === 403, `a used launch URL: ${again.status}`);
+    assert(/used already/.test(JSON.parse(again.text).error.message), again.text);
+    assert(!('set-cookie' in again.headers), 'no cookie for it');
+  });
+
   await check('a foreign Origin or Host gets 403', async () => {
-    const foreign = await raw('POST', '/api/list', { 'x-ferry-token': token, origin: 'http://evil.example', 'content-type': 'application/json' }, '{"conn":1,"kind":"tools"}');
+    const foreign = await raw('POST', '/api/list', auth({ origin: 'http://evil.example', 'content-type': 'application/json' }), '{"conn":1,"kind":"tools"}');
     assert(foreign.status === 403, `foreign origin: ${foreign.status}`);
-    const rebound = await raw('GET', `/api/state?token=${token}`, { host: `evil.example:${port}` });
+    const rebound = await raw('GET', '/api/state', auth({ host: `evil.example:${port}` }));
     assert(rebound.status === 403, `foreign host: ${rebound.status}`);
-    const own = await raw('POST', '/api/list', { 'x-ferry-token': token, origin, 'content-type': 'application/json' }, '{"conn":1,"kind":"tools"}');
+    const own = await raw('POST', '/api/list', auth({ origin, 'content-type': 'application/json' }), '{"conn":1,"kind":"tools"}');
     assert(own.status === 200, `own origin: ${own.status}`);
-    // In the browser: a page of another origin cannot read the API even with the token.
+    // In the browser: a page of another origin cannot use the API (the cookie is
+    // SameSite=Strict, and no CORS header lets it read an answer).
     const other = await context.newPage();
     await other.goto(`http://localhost:${port}/assets/style.css`);
     const outcome = await other.evaluate(async (target) => {
@@ -429,7 +461,7 @@ try {
       } catch (error) {
         return `refused: ${error.message}`;
       }
-    }, `${origin}/api/list?token=${token}`);
+    }, `${origin}/api/list`);
     await other.close();
     assert(outcome.startsWith('refused'), outcome);
   });
@@ -444,17 +476,17 @@ try {
       ['/api/nothing', '{}', 404],
     ];
     for (const [where, body, status] of cases) {
-      const answer = await raw('POST', where, { 'x-ferry-token': token, 'content-type': 'application/json' }, body);
+      const answer = await raw('POST', where, auth({ 'content-type': 'application/json' }), body);
       assert(answer.status === status, `${where} ${body}: ${answer.status} ${answer.text}`);
       assert(typeof JSON.parse(answer.text).error.message === 'string', `${where}: a message`);
     }
-    const unknownTool = await raw('POST', '/api/call', { 'x-ferry-token': token }, '{"conn":1,"callId":"y","name":"no_such_tool"}');
+    const unknownTool = await raw('POST', '/api/call', auth(), '{"conn":1,"callId":"y","name":"no_such_tool"}');
     assert(unknownTool.status === 502 && JSON.parse(unknownTool.text).error.message, `unknown tool: ${unknownTool.status}`);
   });
 
   if (mode === 'reference') {
     await check('connecting from the page is refused without --allow-spawn', async () => {
-      const answer = await raw('POST', '/api/connect', { 'x-ferry-token': token }, '{"command":["true"]}');
+      const answer = await raw('POST', '/api/connect', auth(), '{"command":["true"]}');
       assert(answer.status === 403, `status ${answer.status}`);
     });
 
@@ -474,7 +506,7 @@ try {
       const before = await page.evaluate(() => window.ferryInspector.logCount());
       // 1,250 calls of `log` (8 messages each, and its debug trace): over 10,000 entries,
       // through the real path (server, wire, event stream, page).
-      const sentMs = await page.evaluate(async (key) => {
+      const sentMs = await page.evaluate(async () => {
         const started = performance.now();
         let next = 0;
         const worker = async () => {
@@ -483,14 +515,14 @@ try {
             const n = next;
             await fetch('/api/call', {
               method: 'POST',
-              headers: { 'content-type': 'application/json', 'x-ferry-token': key },
+              headers: { 'content-type': 'application/json' },
               body: JSON.stringify({ conn: 1, callId: `perf-${n}`, name: 'log', arguments: { message: `perf ${n}` } }),
             });
           }
         };
         await Promise.all(Array.from({ length: 8 }, worker));
         return performance.now() - started;
-      }, token);
+      });
       await page.waitForFunction((n) => window.ferryInspector.logCount() >= n + 10_000, before, { timeout: 120_000 });
       const count = await page.evaluate(() => window.ferryInspector.logCount());
       metrics.logEntries = count;
@@ -527,8 +559,30 @@ try {
   }
 
   if (mode === 'stdio') {
+    await check('the session cookie alone starts nothing: the code from the terminal is needed', async () => {
+      const marker = path.join(os.tmpdir(), `ferry-inspect-must-not-exist-${process.pid}`);
+      const request = JSON.stringify({ command: ['touch', marker] });
+      const states = async () => JSON.parse((await raw('GET', '/api/state', auth())).text).connections.length;
+      const before = await states();
+      const asked = await raw('POST', '/api/connect', auth({ 'content-type': 'application/json' }), request);
+      assert(asked.status === 200 && JSON.parse(asked.text).confirm, `asked: ${asked.status} ${asked.text}`);
+      const code = await terminalCode();
+      const guessed = await raw('POST', '/api/connect', auth({ 'content-type': 'application/json' }),
+        JSON.stringify({ command: ['touch', marker], code: code === '000000' ? '000001' : '000000' }));
+      assert(guessed.status === 403, `a wrong code: ${guessed.status} ${guessed.text}`);
+      // The guess used the code up: the right one no longer works either.
+      const late = await raw('POST', '/api/connect', auth({ 'content-type': 'application/json' }),
+        JSON.stringify({ command: ['touch', marker], code }));
+      assert(late.status === 403, `a used code: ${late.status}`);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert(await states() === before, 'no connection made');
+      let exists = true;
+      await readFile(marker).catch(() => { exists = false; });
+      assert(!exists, 'the command did not run');
+    });
+
     await check('another server connected from the page after confirming the command', async () => {
-      const ferry = JSON.parse((await raw('GET', `/api/state?token=${token}`, {})).text).connections[0].target.command[0];
+      const ferry = JSON.parse((await raw('GET', '/api/state', auth())).text).connections[0].target.command[0];
       await view('server');
       await page.fill('#view-server input.mono[placeholder^="node"]', `${ferry} serve`);
       await page.click('#view-server button:has-text("Run…")');
@@ -536,6 +590,7 @@ try {
       const shown = await page.textContent('#confirm-command');
       assert(shown === `${ferry} serve`, `the dialog shows ${shown}`);
       await shot('connect-confirm');
+      await page.fill('#confirm-code', await terminalCode());
       await page.click('#confirm-yes');
       await page.waitForFunction(() => document.querySelectorAll('#conns button').length === 2, null, { timeout: TIMEOUT });
       const text = await call('echo', { text: 'second server' });
@@ -548,6 +603,7 @@ try {
       await page.fill('#view-server input.mono[placeholder^="node"]', 'touch /tmp/ferry-inspect-must-not-exist');
       await page.click('#view-server button:has-text("Run…")');
       await page.waitForSelector('#confirm[open]');
+      await terminalCode(); // shown, and never typed
       await page.click('#confirm button[value="no"]');
       await page.waitForTimeout(300);
       assert(await page.$$eval('#conns button', (b) => b.length) === 2, 'no third connection');

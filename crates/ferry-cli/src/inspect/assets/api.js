@@ -1,8 +1,5 @@
-// The inspector's API: JSON POSTs to /api/{op} and the event stream, both carrying the
-// token from the page's URL (a header on requests; the query on the stream, which
-// EventSource cannot give headers).
-
-export const token = new URLSearchParams(location.search).get('token') || '';
+// The inspector's API: JSON POSTs to /api/{op} and the event stream. Both carry the
+// session's cookie (HttpOnly, set when the launch URL was opened): the page never sees it.
 
 /** A refused or failed API call: its HTTP status and the server's message. */
 export class ApiError extends Error {
@@ -28,13 +25,13 @@ async function answer(response) {
 }
 
 export async function get(path) {
-  return answer(await fetch(path, { headers: { 'x-ferry-token': token } }));
+  return answer(await fetch(path));
 }
 
 export async function post(op, body) {
   const response = await fetch(`/api/${op}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-ferry-token': token },
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
   return answer(response);
@@ -48,7 +45,7 @@ export function listen(onEvent, onState) {
   let last = 0;
   let source;
   const open = () => {
-    source = new EventSource(`/api/events?token=${encodeURIComponent(token)}&after=${last}`);
+    source = new EventSource(`/api/events?after=${last}`);
     source.onopen = () => onState(true);
     source.onerror = () => onState(false);
     source.onmessage = (message) => {

@@ -181,9 +181,14 @@ function spawnForm() {
   const place = h('div');
   const go = async (request, shown) => {
     clear(place);
-    if (!(await confirmRun(shown))) return;
+    // The server prints a code beside the exact command in its terminal; the person types
+    // it here. The page alone cannot start anything.
+    const asked = await attempt(place, () => post('connect', request));
+    if (!asked?.confirm) return;
+    const code = await confirmRun(shown);
+    if (code === null) return;
     status('Connecting…');
-    const info = await attempt(place, () => post('connect', request));
+    const info = await attempt(place, () => post('connect', { ...request, code }));
     if (info) {
       setConn(info);
       state.current = info.id;
@@ -207,15 +212,19 @@ function spawnForm() {
     place);
 }
 
-/** Ask the person to confirm exactly what will run. */
+/** Ask the person to confirm exactly what will run, with the code the terminal shows: the
+ * code, or null when they cancel. */
 function confirmRun(shown) {
   const dialog = $('confirm');
   $('confirm-text').textContent = 'The inspector will run this command on this machine:';
   $('confirm-command').textContent = shown;
+  const code = $('confirm-code');
+  code.value = '';
   dialog.returnValue = '';
   dialog.showModal();
+  code.focus();
   return new Promise((resolve) => {
-    dialog.addEventListener('close', () => resolve(dialog.returnValue === 'yes'), { once: true });
+    dialog.addEventListener('close', () => resolve(dialog.returnValue === 'yes' ? code.value.trim() : null), { once: true });
   });
 }
 
