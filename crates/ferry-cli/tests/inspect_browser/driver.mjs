@@ -345,6 +345,13 @@ try {
     await page.click('#resource-list button[data-name="readme"]');
     await page.waitForSelector('#read-result .result', { timeout: TIMEOUT });
     assert(/Ferry reference server/.test(await page.textContent('#read-result')), 'the readme is read');
+    // Rendered as Markdown: the underscores inside tool names are letters, not italics.
+    const rendered = await page.$eval('#read-result', (box) => ({
+      text: box.textContent,
+      em: [...box.querySelectorAll('em')].map((e) => e.textContent),
+    }));
+    assert(/get_timestamp/.test(rendered.text) && /elicit_url/.test(rendered.text), `tool names shown: ${rendered.text.slice(0, 200)}`);
+    assert(!rendered.em.some((e) => /timestamp|elicit/.test(e)), `italics: ${rendered.em}`);
     await page.click('#resource-detail button:has-text("Subscribe")');
     await page.waitForSelector('#resource-detail button:has-text("Unsubscribe")', { timeout: TIMEOUT });
     await view('wire');
@@ -497,6 +504,13 @@ try {
       const summary = await page.textContent('#check-summary');
       const sections = await page.$$eval('.check-section summary strong', (s) => s.map((x) => x.textContent));
       assert(sections.includes('lifecycle') && sections.length >= 5, `sections: ${sections}`);
+      // "1 requirement", "2 requirements": the count and the noun agree (ping has one).
+      const counts = await page.$$eval('.check-section > summary', (s) => s.map((x) => x.textContent));
+      for (const line of counts) {
+        const [, n, noun] = /(\d+) (requirements?)/.exec(line) || [];
+        assert(noun === (n === '1' ? 'requirement' : 'requirements'), `a section says ${line}`);
+      }
+      assert(counts.some((line) => / 1 requirement(?!s)/.test(line)), `a section of one: ${counts}`);
       assert(/0 failed/.test(summary), summary);
       await shot('check');
       return `${sections.length} sections; ${summary.trim().slice(0, 120)}`;

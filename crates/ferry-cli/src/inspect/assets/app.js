@@ -926,7 +926,7 @@ async function runCheck() {
     ...[...sections].map(([section, requirements]) => {
       const failed = requirements.filter((r) => r.status === 'fail').length;
       return h('details', { class: 'card check-section', open: failed > 0 },
-        h('summary', {}, h('strong', {}, section), ` · ${requirements.length} requirements`, failed ? h('span', { class: 'badge err' }, `${failed} failed`) : h('span', { class: 'badge ok' }, 'ok')),
+        h('summary', {}, h('strong', {}, section), ` · ${requirements.length} requirement${requirements.length === 1 ? '' : 's'}`, failed ? h('span', { class: 'badge err' }, `${failed} failed`) : h('span', { class: 'badge ok' }, 'ok')),
         requirements.map((r) => h('details', { class: 'req-line', open: r.status === 'fail' },
           h('summary', {}, h('span', { class: `st-${r.status}` }, r.status.toUpperCase()), ` ${r.level} `, h('code', {}, r.id), ` ${r.title}`),
           (r.findings || []).map((f) => h('div', {}, h('span', { class: `st-${f.status}` }, `${f.revision}: ${f.status}`), h('pre', {}, (f.detail || []).join('\n')))))));

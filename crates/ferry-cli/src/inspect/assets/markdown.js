@@ -4,7 +4,9 @@
 
 import { h } from './dom.js';
 
-const INLINE = /(`[^`]+`)|(\*\*[^*]+\*\*|__[^_]+__)|(\*[^*\s][^*]*\*|_[^_\s][^_]*_)|(\[[^\]]+\]\([^)\s]+\))/;
+// An underscore inside a word (`get_timestamp`) is a letter, not emphasis (CommonMark's
+// rule for `_`): it opens only after a non-word character and closes only before one.
+const INLINE = /(`[^`]+`)|(\*\*[^*]+\*\*|(?<![\p{L}\p{N}_])__[^_]+__(?![\p{L}\p{N}_]))|(\*[^*\s][^*]*\*|(?<![\p{L}\p{N}_])_[^_\s][^_]*_(?![\p{L}\p{N}_]))|(\[[^\]]+\]\([^)\s]+\))/u;
 
 function inline(text) {
   const out = [];
