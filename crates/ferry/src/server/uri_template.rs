@@ -4,7 +4,8 @@
 //! matches a URI against one and extracts the variables, which is what a server needs to
 //! route `resources/read`. It covers levels 1-3 and the explode modifier of level 4:
 //! `{var}`, `{+var}`, `{#var}`, `{.var}`, `{/var}`, `{/var*}`, `{;var}`, `{?a,b}`, `{&a}`.
-//! Matching is a bounded backtracking search (at most [`MAX_STEPS`] steps), so a hostile
+//! Matching is a bounded backtracking search (at most [`MAX_STEPS`] steps, each a candidate
+//! expansion tried, so its work is at most that many times the URI's length), so a hostile
 //! URI cannot make it slow.
 
 use std::fmt;
@@ -220,6 +221,13 @@ impl UriTemplate {
                 }
                 ends.push(0);
                 for end in ends {
+                    // Each candidate is a step: its binding reads the whole expansion, so
+                    // candidates that fail to bind must count too, or adjacent expressions
+                    // over a long URI would cost the square of its length at every step.
+                    *steps += 1;
+                    if *steps > MAX_STEPS {
+                        return false;
+                    }
                     let checkpoint = vars.len();
                     let expansion = &rest[..end];
                     if bind(*op, specs, expansion, vars)
