@@ -21,6 +21,38 @@ fn config(limits: ConnectionLimits) -> HttpConfig {
     }
 }
 
+/// A server (no tools) within `limits` on a free port of 127.0.0.1: its address.
+async fn serving(limits: ConnectionLimits) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let server = Server::builder("limits", "1").build();
+    tokio::spawn(ferry::http::serve(server, listener, config(limits)));
+    address
+}
+
+/// [`serving`] until the sender is used: its address, the sender, and the serving task.
+async fn serving_until_stopped(
+    limits: ConnectionLimits,
+) -> (
+    String,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<std::io::Result<()>>,
+) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let server = Server::builder("limits", "1").build();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(ferry::http::serve_with_shutdown(
+        server,
+        listener,
+        config(limits),
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    (address, stop, serving)
+}
+
 /// Read until the peer closes; what was read, or `None` if still open after `wait`.
 async fn closed_within(stream: &mut TcpStream, wait: Duration) -> Option<String> {
     let mut got = Vec::new();
@@ -50,10 +82,7 @@ async fn half_open_and_idle_connections_are_closed_after_the_header_timeout() {
         header_read_timeout: Duration::from_millis(300),
         ..ConnectionLimits::default()
     };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap().to_string();
-    let server = Server::builder("limits", "1").build();
-    tokio::spawn(ferry::http::serve(server, listener, config(limits)));
+    let address = serving(limits).await;
 
     // 100 requests whose headers never end, and 20 connections that say nothing.
     let mut half_open = Vec::new();
@@ -120,10 +149,7 @@ async fn past_the_connection_limit_with_every_connection_busy_a_connection_gets_
         header_read_timeout: Duration::from_secs(30),
         ..ConnectionLimits::default()
     };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap().to_string();
-    let server = Server::builder("limits", "1").build();
-    tokio::spawn(ferry::http::serve(server, listener, config(limits)));
+    let address = serving(limits).await;
     let mut held = Vec::new();
     for _ in 0..4 {
         held.push(busy_stream(&address).await);
@@ -151,10 +177,7 @@ async fn slow_connections_from_one_address_do_not_lock_out_another() {
         header_read_timeout: Duration::from_secs(30),
         ..ConnectionLimits::default()
     };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap().to_string();
-    let server = Server::builder("limits", "1").build();
-    tokio::spawn(ferry::http::serve(server, listener, config(limits)));
+    let address = serving(limits).await;
     // A client's own busy stream, opened before the attack.
     let mut mine = busy_stream(&address).await;
     // 60 connections from 127.0.0.2 that send half a request line and stop: far more than
@@ -202,10 +225,7 @@ async fn a_connection_without_a_first_request_is_closed_sooner() {
         first_request_timeout: Duration::from_millis(300),
         ..ConnectionLimits::default()
     };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap().to_string();
-    let server = Server::builder("limits", "1").build();
-    tokio::spawn(ferry::http::serve(server, listener, config(limits)));
+    let address = serving(limits).await;
     let mut silent = TcpStream::connect(&address).await.unwrap();
     let mut half = TcpStream::connect(&address).await.unwrap();
     half.write_all(b"POST /mcp HTTP/1.1\r\nHost: x\r\n")
@@ -250,18 +270,7 @@ async fn a_shutdown_closes_idle_connections_at_once() {
         shutdown_timeout: Duration::from_secs(60),
         ..ConnectionLimits::default()
     };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap().to_string();
-    let server = Server::builder("limits", "1").build();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = tokio::spawn(ferry::http::serve_with_shutdown(
-        server,
-        listener,
-        config(limits),
-        async move {
-            let _ = stopped.await;
-        },
-    ));
+    let (address, stop, serving) = serving_until_stopped(limits).await;
     // Half a request line, and a connection that said nothing: neither holds the shutdown
     // for its timeouts (a minute each here).
     let mut half = TcpStream::connect(&address).await.unwrap();
@@ -290,18 +299,7 @@ async fn a_shutdown_ends_in_bounded_time_whatever_the_peers_do() {
         shutdown_timeout: Duration::from_millis(500),
         ..ConnectionLimits::default()
     };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap().to_string();
-    let server = Server::builder("limits", "1").build();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = tokio::spawn(ferry::http::serve_with_shutdown(
-        server,
-        listener,
-        config(limits),
-        async move {
-            let _ = stopped.await;
-        },
-    ));
+    let (address, stop, serving) = serving_until_stopped(limits).await;
     // A request whose headers never end holds its connection.
     let mut stream = TcpStream::connect(&address).await.unwrap();
     stream
@@ -329,10 +327,7 @@ async fn a_body_that_never_finishes_gets_408() {
         body_read_timeout: Duration::from_millis(200),
         ..ConnectionLimits::default()
     };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap().to_string();
-    let server = Server::builder("limits", "1").build();
-    tokio::spawn(ferry::http::serve(server, listener, config(limits)));
+    let address = serving(limits).await;
     let mut stream = TcpStream::connect(&address).await.unwrap();
     let head = format!(
         "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\

@@ -179,23 +179,9 @@ impl Mux {
         let mut out = Vec::new();
         let waited = self.request_timeout.unwrap_or_default();
         for n in due {
-            let Some(pending) = self.pending.remove(&n) else {
-                continue;
-            };
-            self.by_client
-                .remove(&(pending.client, pending.id.to_string()));
-            self.forget_token(pending.token.as_deref());
             let message = format!("the server did not answer within {waited:?}");
-            match pending.kind {
-                Kind::Call => self.send(pending.client, error(&pending.id, LOST, &message)),
-                Kind::Initialize(_) => {
-                    self.init_pending = None;
-                    self.send(pending.client, error(&pending.id, LOST, &message));
-                    for (client, id) in std::mem::take(&mut self.waiting) {
-                        self.send(client, error(&id, LOST, &message));
-                    }
-                }
-                Kind::Replay => {}
+            if !self.fail(n, &message) {
+                continue;
             }
             out.push(frame(&json!({
                 "jsonrpc": "2.0",
@@ -262,26 +248,32 @@ impl Mux {
             tracing::debug!("an unreadable frame from the child dropped: {why}");
             return;
         };
-        let Some(pending) = u64::try_from(n).ok().and_then(|n| self.pending.remove(&n)) else {
-            return;
+        if let Ok(n) = u64::try_from(n) {
+            self.fail(n, &format!("the server's answer could not be read: {why}"));
+        }
+    }
+
+    /// Answer request `n` in flight (and, for an `initialize`, the clients waiting on it)
+    /// with an error saying `message`, and forget it. `false` if it was not in flight.
+    fn fail(&mut self, n: u64, message: &str) -> bool {
+        let Some(pending) = self.pending.remove(&n) else {
+            return false;
         };
         self.by_client
             .remove(&(pending.client, pending.id.to_string()));
         self.forget_token(pending.token.as_deref());
-        let message = format!("the server's answer could not be read: {why}");
         match pending.kind {
-            Kind::Call => self.send(pending.client, error(&pending.id, LOST, &message)),
+            Kind::Call => self.send(pending.client, error(&pending.id, LOST, message)),
             Kind::Initialize(_) => {
                 self.init_pending = None;
-                self.send(pending.client, error(&pending.id, LOST, &message));
+                self.send(pending.client, error(&pending.id, LOST, message));
                 for (client, id) in std::mem::take(&mut self.waiting) {
-                    self.send(client, error(&id, LOST, &message));
+                    self.send(client, error(&id, LOST, message));
                 }
             }
-            Kind::Replay => {
-                tracing::warn!("the restarted server's answer to initialize: {message}")
-            }
+            Kind::Replay => tracing::warn!("the restarted server's initialize: {message}"),
         }
+        true
     }
 
     /// Whether no connection is attached (any more: one was).
