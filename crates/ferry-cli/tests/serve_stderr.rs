@@ -214,10 +214,16 @@ fn a_full_stderr_pipe_does_not_stop_the_stdio_server() {
     let served = Served(child);
     const CALLS: usize = 3000;
     let (done, answered) = std::sync::mpsc::channel();
+    // Answers seen so far: the writer keeps at most WINDOW calls unanswered, within the
+    // engine's bound on pending requests (1,024), which a loaded machine could reach.
+    const WINDOW: usize = 256;
+    let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&seen);
     std::thread::spawn(move || {
         let last = format!(r#"{{"jsonrpc":"2.0","id":{CALLS},"#);
         for line in stdout.lines() {
             let Ok(line) = line else { return };
+            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             if line.starts_with(&last) {
                 let _ = done.send(line);
                 return;
@@ -236,6 +242,9 @@ fn a_full_stderr_pipe_does_not_stop_the_stdio_server() {
         );
         // Each call logs a line (~90 bytes) to stderr: four times what the pipe holds.
         for id in 1..=CALLS {
+            while id > seen.load(std::sync::atomic::Ordering::Relaxed) + WINDOW {
+                std::thread::sleep(Duration::from_millis(1));
+            }
             let _ = writeln!(
                 stdin,
                 r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"log","arguments":{{"message":"call {id}"}}}}}}"#
