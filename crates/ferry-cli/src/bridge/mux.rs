@@ -370,28 +370,12 @@ impl Mux {
         };
         match (message.method.clone(), message.id.clone()) {
             (Some(method), Some(id)) => {
-                if self.pending.len() >= MAX_IN_FLIGHT {
-                    let refusal = format!("too many requests in flight (limit {MAX_IN_FLIGHT})");
-                    self.send(client, error(&id, LOST, &refusal));
-                    return None;
-                }
                 self.seq += 1;
                 if let Some(c) = self.clients.get_mut(&client) {
                     c.last_request = self.seq;
                 }
-                let n = self.fresh();
-                self.by_client.insert((client, id.to_string()), n);
-                let deadline = self.deadline();
-                self.pending.insert(
-                    n,
-                    Pending {
-                        client,
-                        id,
-                        token: None,
-                        kind: Kind::Call,
-                        deadline,
-                    },
-                );
+                let n = self.admit(client, &id)?;
+                self.track(n, client, id, &method, None);
                 Some(raw_frame(&RawMessage {
                     id: Some(json!(n)),
                     method: Some(method),
@@ -424,6 +408,36 @@ impl Mux {
         tracing::debug!(client, "unreadable frame from a connection answered: {why}");
     }
 
+    /// A number for `client`'s request `id`, or (answered at once) `None` when
+    /// [`MAX_IN_FLIGHT`] requests already wait on the child.
+    fn admit(&mut self, client: ClientId, id: &Value) -> Option<u64> {
+        if self.pending.len() >= MAX_IN_FLIGHT {
+            let refusal = format!("too many requests in flight (limit {MAX_IN_FLIGHT})");
+            self.send(client, error(id, LOST, &refusal));
+            return None;
+        }
+        Some(self.fresh())
+    }
+
+    /// Request `n` (the client's `id`, `method`) waits for the child's answer.
+    fn track(&mut self, n: u64, client: ClientId, id: Value, method: &str, token: Option<String>) {
+        self.by_client.insert((client, id.to_string()), n);
+        // A listen stream and `tasks/result` wait by design: no deadline.
+        let deadline = self
+            .deadline()
+            .filter(|_| !matches!(method, "subscriptions/listen" | "tasks/result"));
+        self.pending.insert(
+            n,
+            Pending {
+                client,
+                id,
+                token,
+                kind: Kind::Call,
+                deadline,
+            },
+        );
+    }
+
     fn client_message(&mut self, client: ClientId, mut message: Value) -> Option<Frame> {
         let method = message
             .get("method")
@@ -438,13 +452,8 @@ impl Mux {
         }
         match (method.as_deref(), id) {
             (Some("initialize"), Some(id)) => self.initialize(client, id, message),
-            (Some(_), Some(id)) => {
-                if self.pending.len() >= MAX_IN_FLIGHT {
-                    let refusal = format!("too many requests in flight (limit {MAX_IN_FLIGHT})");
-                    self.send(client, error(&id, LOST, &refusal));
-                    return None;
-                }
-                let n = self.fresh();
+            (Some(method), Some(id)) => {
+                let n = self.admit(client, &id)?;
                 let token = message
                     .pointer_mut("/params/_meta/progressToken")
                     .map(|slot| {
@@ -453,23 +462,7 @@ impl Mux {
                         self.tokens.insert(bridge.clone(), (client, theirs));
                         bridge
                     });
-                self.by_client.insert((client, id.to_string()), n);
-                self.pending.insert(
-                    n,
-                    Pending {
-                        client,
-                        id,
-                        token,
-                        kind: Kind::Call,
-                        // A listen stream and `tasks/result` wait by design: no deadline.
-                        deadline: self.deadline().filter(|_| {
-                            !matches!(
-                                method.as_deref(),
-                                Some("subscriptions/listen" | "tasks/result")
-                            )
-                        }),
-                    },
-                );
+                self.track(n, client, id, method, token);
                 message["id"] = json!(n);
                 Some(frame(&message))
             }
