@@ -194,7 +194,7 @@ impl Client {
         }
     }
 
-    fn conform<T: Conform>(&self, mut value: T) -> Result<T, ClientError> {
+    pub(super) fn conform<T: Conform>(&self, mut value: T) -> Result<T, ClientError> {
         value
             .conform(self.inner.version)
             .map_err(|e| ClientError::NotInRevision(e.to_string()))?;
@@ -261,13 +261,16 @@ impl Client {
     }
 
     /// One page of a list.
-    async fn list_page<P: Paged>(&self, cursor: Option<String>) -> Result<P, ClientError> {
+    pub(super) async fn list_page<P: Paged>(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<P, ClientError> {
         self.require(P::offered(self.server_capabilities()), P::CAPABILITY)?;
         self.request(P::METHOD, &cursor_params(cursor)).await
     }
 
     /// Every item of a list, following its cursors (at most [`MAX_PAGES`] pages).
-    async fn list_all<P: Paged>(&self) -> Result<Vec<P::Item>, ClientError> {
+    pub(super) async fn list_all<P: Paged>(&self) -> Result<Vec<P::Item>, ClientError> {
         let mut all = Vec::new();
         let mut cursor = None;
         for _ in 0..MAX_PAGES {
@@ -473,7 +476,7 @@ impl Drop for Subscription {
 }
 
 /// A page of one of the paginated lists.
-trait Paged: DeserializeOwned {
+pub(super) trait Paged: DeserializeOwned {
     /// What the list holds.
     type Item;
     /// The method.
@@ -507,6 +510,7 @@ paged! {
     ListResourcesResult => Resource, resources, "resources/list", resources;
     ListResourceTemplatesResult => ResourceTemplate, resource_templates, "resources/templates/list", resources;
     ListPromptsResult => Prompt, prompts, "prompts/list", prompts;
+    ferry_protocol::types::ListTasksResult => ferry_protocol::types::Task, tasks, "tasks/list", tasks;
 }
 
 fn cursor_params(cursor: Option<String>) -> JsonObject {

@@ -337,6 +337,7 @@ impl ClientBuilder {
         let side = ClientSide {
             handlers: self.handlers.clone(),
             notifications: notifications.clone(),
+            tasks: Default::default(),
         };
         let engine = Engine::start(transport, side, self.engine.clone());
         let peer = engine.peer.clone();
@@ -364,7 +365,7 @@ impl ClientBuilder {
                 engine,
                 version: negotiated.version,
                 info: self.info,
-                capabilities,
+                capabilities: for_revision(&capabilities, negotiated.version),
                 server_info: negotiated.server_info,
                 server_capabilities: negotiated.capabilities,
                 instructions: negotiated.instructions,
@@ -391,6 +392,14 @@ struct Negotiated {
     server_info: Option<Implementation>,
     capabilities: ferry_protocol::types::ServerCapabilities,
     instructions: Option<String>,
+}
+
+/// The capabilities as revision `version` knows them (tasks only in 2025-11-25).
+fn for_revision(capabilities: &ClientCapabilities, version: ProtocolVersion) -> ClientCapabilities {
+    let mut capabilities = capabilities.clone();
+    // Conforming capabilities only drops what the revision lacks; it cannot fail.
+    let _ = ferry_protocol::conform::Conform::conform(&mut capabilities, version);
+    capabilities
 }
 
 /// The `_meta` a stateless-era request carries.
@@ -513,7 +522,8 @@ async fn discover(
     version: ProtocolVersion,
     timeout: Option<Duration>,
 ) -> Result<Negotiated, ClientError> {
-    let params = json!({"_meta": stateless_meta(version, capabilities, &builder.info)});
+    let conformed = for_revision(capabilities, version);
+    let params = json!({"_meta": stateless_meta(version, &conformed, &builder.info)});
     let options = CallOptions {
         timeout: timeout.or(builder.connect_timeout),
         ..Default::default()
@@ -602,7 +612,7 @@ async fn initialize(
 ) -> Result<Negotiated, ClientError> {
     let params = json!({
         "protocolVersion": version.as_str(),
-        "capabilities": capabilities,
+        "capabilities": for_revision(capabilities, version),
         "clientInfo": builder.info,
     });
     let options = CallOptions {

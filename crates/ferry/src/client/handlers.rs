@@ -1,6 +1,7 @@
 //! What the client does for the server: answer sampling, roots and elicitation (as
 //! session-era requests, or as `input_required` answers in the stateless era — the same
-//! handlers), and pass the server's notifications on.
+//! handlers; in 2025-11-25 sampling and elicitation also as tasks), and pass the server's
+//! notifications on.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -9,13 +10,15 @@ use std::sync::Arc;
 use ferry_protocol::jsonrpc::{ErrorObject, Notification, Request};
 use ferry_protocol::methods::{ServerNotification, ServerRequest};
 use ferry_protocol::types::{
-    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, ElicitationCapability, InputRequest, ListRootsResult, Root, RootsCapability,
-    SamplingCapability,
+    ClientCapabilities, ClientTaskRequests, ClientTasksCapability, CreateMessageRequestParams,
+    CreateMessageResult, ElicitRequestParams, ElicitResult, ElicitationCapability,
+    ElicitationTaskRequests, InputRequest, ListRootsResult, Root, RootsCapability,
+    SamplingCapability, SamplingTaskRequests, TaskMetadata,
 };
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+use super::receiver::ReceivedTasks;
 use crate::engine::{Handler, HandlerResult, Peer, RequestContext, ResultJson};
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -58,6 +61,22 @@ impl Handlers {
             roots: self.roots.as_ref().map(|_| RootsCapability {
                 list_changed: Some(true),
             }),
+            // Sampling and elicitation may run as tasks (2025-11-25; `conform` drops this
+            // for other revisions).
+            tasks: (self.sampling.is_some() || self.elicitation.is_some()).then(|| {
+                ClientTasksCapability {
+                    list: Some(Default::default()),
+                    cancel: Some(Default::default()),
+                    requests: Some(ClientTaskRequests {
+                        sampling: self.sampling.as_ref().map(|_| SamplingTaskRequests {
+                            create_message: Some(Default::default()),
+                        }),
+                        elicitation: self.elicitation.as_ref().map(|_| ElicitationTaskRequests {
+                            create: Some(Default::default()),
+                        }),
+                    }),
+                }
+            }),
             ..Default::default()
         }
     }
@@ -88,26 +107,53 @@ impl Handlers {
     }
 }
 
-/// The client side of the engine: answers the server's requests, forwards notifications.
+/// Take the task request out of an elicitation's params.
+fn task_of(params: &mut ElicitRequestParams) -> Option<TaskMetadata> {
+    match params {
+        ElicitRequestParams::Form(form) => form.task.take(),
+        ElicitRequestParams::Url(url) => url.task.take(),
+    }
+}
+
+/// The client side of the engine: answers the server's requests (also as tasks, see
+/// `receiver.rs`), forwards notifications.
 pub(crate) struct ClientSide {
     pub(crate) handlers: Handlers,
     pub(crate) notifications: broadcast::Sender<ServerNotification>,
+    pub(crate) tasks: Arc<ReceivedTasks>,
 }
 
 impl Handler for ClientSide {
-    async fn request(&self, request: Request, _cx: RequestContext) -> HandlerResult {
+    async fn request(&self, request: Request, cx: RequestContext) -> HandlerResult {
         let parsed = ServerRequest::parse(&request.method, request.params.as_deref())?;
-        let input = match parsed {
-            ServerRequest::Ping(_) => {
-                return ResultJson::from_value(&serde_json::json!({}))
-                    .map_err(ErrorObject::internal_error);
-            }
-            ServerRequest::CreateMessage(p) => InputRequest::CreateMessage(p),
-            ServerRequest::Elicit(p) => InputRequest::Elicit(p),
-            ServerRequest::ListRoots(p) => InputRequest::ListRoots(p),
+        let tasks = &self.tasks;
+        let value = match parsed {
+            ServerRequest::Ping(_) => Ok(serde_json::json!({})),
+            ServerRequest::CreateMessage(mut p) => match p.task.take() {
+                Some(task) if self.handlers.sampling.is_some() => tasks.start(
+                    InputRequest::CreateMessage(p),
+                    task,
+                    self.handlers.clone(),
+                    cx.peer,
+                ),
+                _ => self.handlers.answer(InputRequest::CreateMessage(p)).await,
+            },
+            ServerRequest::Elicit(mut p) => match task_of(&mut p) {
+                Some(task) if self.handlers.elicitation.is_some() => tasks.start(
+                    InputRequest::Elicit(p),
+                    task,
+                    self.handlers.clone(),
+                    cx.peer,
+                ),
+                _ => self.handlers.answer(InputRequest::Elicit(p)).await,
+            },
+            ServerRequest::ListRoots(p) => self.handlers.answer(InputRequest::ListRoots(p)).await,
+            ServerRequest::GetTask(p) => tasks.status(&p.task_id),
+            ServerRequest::GetTaskPayload(p) => tasks.result(&p.task_id).await,
+            ServerRequest::ListTasks(_) => tasks.list(),
+            ServerRequest::CancelTask(p) => tasks.cancel(&p.task_id),
             other => return Err(ErrorObject::method_not_found(other.method())),
-        };
-        let value = self.handlers.answer(input).await?;
+        }?;
         ResultJson::from_value(&value).map_err(ErrorObject::internal_error)
     }
 

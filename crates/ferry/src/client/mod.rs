@@ -46,7 +46,9 @@ pub(crate) mod error;
 mod handlers;
 mod hook;
 mod middleware;
+mod receiver;
 mod supervisor;
+mod tasks;
 mod typed;
 
 use std::sync::{Arc, Mutex};
@@ -63,7 +65,9 @@ pub use error::{ClientError, ErrorKind};
 pub use handlers::{ElicitationHandler, RootsHandler, SamplingHandler};
 pub use hook::RequestHook;
 pub use middleware::{BoxFuture, Middleware, Next, Outgoing};
+pub use receiver::{DEFAULT_TASK_TTL, MAX_ACTIVE_TASKS, MAX_STORED_TASKS, MAX_TASK_TTL};
 pub use supervisor::{Backoff, Supervisor};
+pub use tasks::{DEFAULT_POLL_INTERVAL, TaskEvent, ToolTask};
 
 use crate::engine::{EngineHandle, Peer, SessionIdSource};
 use handlers::Handlers;

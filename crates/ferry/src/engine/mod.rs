@@ -87,6 +87,7 @@ pub use peer::{CallError, CallOptions, Peer};
 pub use progress::{ProgressError, ProgressReporter};
 pub use related::RelatedSink;
 pub use result::ResultJson;
+#[cfg(feature = "server")]
 pub(crate) use stdio::stdio_watched;
 pub use stdio::{stdio, stdio_with};
 #[cfg(feature = "server")]

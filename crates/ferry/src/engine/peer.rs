@@ -350,6 +350,11 @@ impl Peer {
         }
     }
 
+    /// The timeout of a request whose [`CallOptions`] name none.
+    pub fn default_timeout(&self) -> Duration {
+        self.shared.default_timeout
+    }
+
     /// How many outgoing requests wait for a response.
     pub fn pending_requests(&self) -> usize {
         self.lock().len()

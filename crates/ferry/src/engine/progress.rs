@@ -1,11 +1,13 @@
-//! Progress reporting for an incoming request.
+//! Progress reporting for an incoming request (and for the task it started, if any).
 
 use std::sync::Arc;
 
 use tokio::sync::Mutex;
 
 use ferry_protocol::jsonrpc::Notification;
-use ferry_protocol::types::{ProgressNotificationParams, ProgressToken};
+use ferry_protocol::types::{
+    NotificationMeta, ProgressNotificationParams, ProgressToken, RelatedTaskMetadata,
+};
 
 use super::peer::Peer;
 
@@ -20,6 +22,8 @@ pub struct ProgressReporter {
 struct Inner {
     token: ProgressToken,
     peer: Peer,
+    /// The task the reports belong to (their `_meta` names it), for a request run as one.
+    task: Option<String>,
     /// Held across the send, so a report in flight is queued before the response.
     state: Mutex<State>,
 }
@@ -46,10 +50,17 @@ pub enum ProgressError {
 
 impl ProgressReporter {
     pub(crate) fn new(token: ProgressToken, peer: Peer) -> Self {
+        Self::with_task(token, peer, None)
+    }
+
+    /// A reporter for a request run as task `task` (2025-11-25): its token stays valid
+    /// for the task's life, and each report names the task.
+    pub(crate) fn with_task(token: ProgressToken, peer: Peer, task: Option<String>) -> Self {
         ProgressReporter {
             inner: Arc::new(Inner {
                 token,
                 peer,
+                task,
                 state: Mutex::new(State {
                     last: None,
                     active: true,
@@ -78,7 +89,12 @@ impl ProgressReporter {
             progress,
             total,
             message,
-            meta: None,
+            meta: self.inner.task.as_ref().map(|id| NotificationMeta {
+                related_task: Some(RelatedTaskMetadata {
+                    task_id: id.clone(),
+                }),
+                ..Default::default()
+            }),
         };
         let frame = serde_json::to_vec(&Notification::new("notifications/progress", params))
             .map_err(|_| ProgressError::ConnectionClosed)?;

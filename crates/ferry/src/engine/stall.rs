@@ -40,11 +40,14 @@ impl Gone {
     }
 }
 
-/// Whether the output of a [`split`] stream was given up because the peer stopped reading.
+/// Whether the output of a [`split`] stream was given up because the peer stopped reading
+/// (read by the stdio server, to exit with a failure).
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
 pub(crate) struct OutputWatch(Arc<Gone>);
 
 impl OutputWatch {
     /// The write timeout, if a write ran into it.
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) fn timed_out(&self) -> Option<Duration> {
         self.0
             .timed_out

@@ -37,7 +37,9 @@ use super::pagination::page;
 use super::pipeline::Around;
 use super::reply::Call;
 use super::tools;
-use crate::engine::{Cancellation, HandlerResult, ResultJson, SharedTask, TaskShare, terminal};
+use crate::engine::{
+    Cancellation, HandlerResult, ProgressReporter, ResultJson, SharedTask, TaskShare, terminal,
+};
 
 /// Tasks one connection may have running at once.
 pub const MAX_ACTIVE_TASKS: usize = 64;
@@ -271,9 +273,13 @@ pub(crate) async fn start(
         }
         share.running(&id, cancel.clone());
     }
-    // The tool runs past this request's response: its own cancellation, no progress.
+    // The tool runs past this request's response: its own cancellation, and a reporter
+    // of its own (the request's token stays valid for the task's life).
     cx.cancel = cancel.clone();
-    cx.progress = None;
+    cx.progress = cx
+        .progress
+        .take()
+        .map(|p| ProgressReporter::with_task(p.token().clone(), cx.peer.clone(), Some(id.clone())));
     let server_for_task = server.clone();
     let call_for_task = *call;
     let peer = cx.peer.clone();
