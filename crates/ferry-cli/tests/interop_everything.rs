@@ -214,3 +214,113 @@ async fn every_session_revision_against_server_everything() {
         );
     }
 }
+
+/// Tasks both ways (2025-11-25): the research tool that must run as a task (statuses, a
+/// clarification asked by elicitation while `tasks/result` waits, the report; a
+/// cancellation), and the server's sampling request run as a task on Ferry's client,
+/// polled and fetched by the server.
+#[tokio::test]
+async fn tasks_both_ways_against_server_everything() {
+    use ferry::client::{ElicitationModes, TaskEvent};
+    use ferry::protocol::types::{ElicitRequestParams, ElicitResult, TaskStatus};
+
+    let server = installed_server();
+    let command = ChildCommand::new("node")
+        .arg(server)
+        .arg("stdio")
+        .stderr(StderrMode::Discard);
+    let (client, child) = Client::builder("ferry-interop", "1")
+        .version(ProtocolVersion::V2025_11_25)
+        .timeout(Duration::from_secs(30))
+        .on_sampling(|params| async move {
+            let asked = serde_json::to_value(&params.messages[0].content).unwrap_or_default();
+            Ok(CreateMessageResult {
+                role: Role::Assistant,
+                content: SamplingContents::One(SamplingContent::Text(TextContent::new(format!(
+                    "ferry answers: {}",
+                    asked["text"].as_str().unwrap_or("?")
+                )))),
+                model: "ferry-test-model".into(),
+                stop_reason: Some("endTurn".into()),
+                meta: None,
+            })
+        })
+        .on_elicitation_with(ElicitationModes::Form, |params| async move {
+            // Picks the first interpretation offered.
+            let ElicitRequestParams::Form(form) = params else {
+                return Ok(ElicitResult::decline());
+            };
+            let schema = serde_json::to_value(&form.requested_schema).unwrap_or_default();
+            let first = schema["properties"]["interpretation"]["oneOf"][0]["const"].clone();
+            Ok(ElicitResult::accept(json!({ "interpretation": first })))
+        })
+        .spawn(&command)
+        .await
+        .expect("connect to server-everything");
+
+    let mut statuses = Vec::new();
+    let mut research = client
+        .call_tool_as_task("simulate-research-query", json!({"topic": "rust"}), None)
+        .await
+        .unwrap();
+    let report = research
+        .wait_with(|event| {
+            if let TaskEvent::Status(task) = event {
+                statuses.push(task.status_message.unwrap_or_default());
+            }
+        })
+        .await
+        .unwrap();
+    let text = first_text(&report.content);
+    assert!(text.contains("# Research Report: rust"), "{text}");
+    assert_eq!(research.task().status, TaskStatus::Completed);
+    assert!(
+        statuses.iter().any(|m| m.contains("Analyzing content")),
+        "{statuses:?}"
+    );
+
+    // Ambiguous: the task waits for input; the clarification is asked while the client
+    // waits on tasks/result, and the report names it.
+    let ambiguous = client
+        .call_tool_as_task(
+            "simulate-research-query",
+            json!({"topic": "python", "ambiguous": true}),
+            None,
+        )
+        .await
+        .unwrap();
+    let report = ambiguous.result().await.unwrap();
+    let text = first_text(&report.content);
+    assert!(text.contains("python (programming)"), "{text}");
+
+    // Cancelled while it works.
+    let mut cancelled = client
+        .call_tool_as_task("simulate-research-query", json!({"topic": "go"}), None)
+        .await
+        .unwrap();
+    assert_eq!(
+        cancelled.cancel().await.unwrap().status,
+        TaskStatus::Cancelled
+    );
+    let listed = client.list_all_tasks().await.unwrap();
+    assert!(
+        listed
+            .iter()
+            .any(|t| t.task_id == cancelled.id() && t.status == TaskStatus::Cancelled)
+    );
+
+    // The other way: the server asks Ferry's client to sample as a task and polls it.
+    let asked = client
+        .call_tool("trigger-sampling-request-async", json!({"prompt": "hello"}))
+        .await
+        .unwrap();
+    let text = first_text(&asked.content);
+    assert!(text.starts_with("[COMPLETED]"), "{text}");
+    assert!(text.contains("\"text\": \"ferry answers: "), "{text}");
+    assert!(text.contains("context: hello\""), "{text}");
+    assert!(text.contains("io.modelcontextprotocol/related-task"), "{text}");
+    child
+        .shutdown(ShutdownTimeouts::all(Duration::from_secs(2)))
+        .await
+        .unwrap();
+}

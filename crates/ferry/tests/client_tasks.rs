@@ -320,3 +320,77 @@ async fn tasks_are_refused_before_sending_where_they_do_not_apply() {
     assert!(tasks.requests.as_ref().unwrap().sampling.is_some());
     assert!(tasks.requests.as_ref().unwrap().elicitation.is_none());
 }
+
+/// A session kept open by one connection is taken up by another (as `ferry call --task
+/// --detach` and `ferry tasks` do): its task is followed to its result there; once the
+/// session is ended, taking it up fails with the server's 404.
+#[tokio::test]
+async fn a_kept_session_is_taken_up_by_another_connection() {
+    let stopped = Arc::new(AtomicUsize::new(0));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(ferry::http::serve(
+        server(Arc::clone(&stopped)),
+        listener,
+        HttpConfig::default(),
+    ));
+    let (client, connection) = builder()
+        .connect_http(&url, HttpClientConfig::default())
+        .await
+        .unwrap();
+    let task = client
+        .call_tool_as_task("steps", json!({"steps": 3, "ms": 100}), None)
+        .await
+        .unwrap();
+    let id = task.id().to_owned();
+    let session = connection.session_id().unwrap();
+    connection.keep_session();
+    drop((task, client));
+    connection.close().await;
+
+    let (resumed, connection) = builder()
+        .resume_http(
+            &url,
+            HttpClientConfig::default(),
+            &session,
+            ProtocolVersion::V2025_11_25,
+        )
+        .await
+        .unwrap();
+    assert!(resumed.is_resumed());
+    assert_eq!(connection.session_id().as_deref(), Some(session.as_str()));
+    let listed = resumed.list_all_tasks().await.unwrap();
+    assert!(listed.iter().any(|t| t.task_id == id), "{listed:?}");
+    let result = resumed.tool_task_result(&id, None).await.unwrap();
+    assert_eq!(result.content, vec![ContentBlock::text("3 steps")]);
+    assert_eq!(stopped.load(Ordering::SeqCst), 0);
+    drop(resumed);
+    connection.close().await;
+
+    let (gone, _connection) = builder()
+        .resume_http(
+            &url,
+            HttpClientConfig::default(),
+            &session,
+            ProtocolVersion::V2025_11_25,
+        )
+        .await
+        .unwrap();
+    let error = gone.get_task(&id).await.unwrap_err();
+    assert_eq!(
+        error.transport().and_then(|t| t.status),
+        Some(404),
+        "{error}"
+    );
+    // Only a session-era session can be taken up.
+    let error = builder()
+        .resume_http(
+            &url,
+            HttpClientConfig::default(),
+            &session,
+            ProtocolVersion::V2026_07_28,
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(error, ClientError::NotInRevision(_)), "{error}");
+}

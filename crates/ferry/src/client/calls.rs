@@ -187,7 +187,7 @@ impl Client {
     }
 
     fn require(&self, offered: bool, what: &'static str) -> Result<(), ClientError> {
-        if offered {
+        if offered || self.inner.resumed {
             Ok(())
         } else {
             Err(ClientError::Unsupported(what))

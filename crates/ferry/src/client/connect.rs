@@ -312,7 +312,10 @@ impl ClientBuilder {
             .probe_timeout
             .get_or_insert(builder.engine.request_timeout);
         let session_id = connection.session_id_source();
-        match builder.connect_with(transport, Some(session_id)).await {
+        match builder
+            .connect_with(transport, Some(session_id), None)
+            .await
+        {
             Ok(client) => Ok((client, connection)),
             Err(error) => {
                 connection.close().await;
@@ -321,16 +324,47 @@ impl ClientBuilder {
         }
     }
 
-    /// Connect over `transport`, negotiating the revision.
-    pub async fn connect(self, transport: Transport) -> Result<Client, ClientError> {
-        self.connect_with(transport, None).await
+    /// Take up session `session_id` of the session-era server at `url`, opened by an
+    /// earlier connection that kept it (`HttpConnection::keep_session`), to follow the
+    /// tasks it started, say (feature `http-client`; see `ferry::http_client::resume`).
+    /// `version` is the revision that session agreed on. Nothing is sent to connect; the
+    /// server's capabilities are not known again (they were told to the first
+    /// connection), so calls are sent unchecked: [`Client::is_resumed`].
+    #[cfg(feature = "http-client")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http-client")))]
+    pub async fn resume_http(
+        self,
+        url: &str,
+        config: crate::http_client::HttpClientConfig,
+        session_id: &str,
+        version: ProtocolVersion,
+    ) -> Result<(Client, crate::http_client::HttpConnection), ClientError> {
+        if version.era() != Era::Session {
+            return Err(ClientError::NotInRevision(format!(
+                "only a session-era session can be resumed, not one of {version}"
+            )));
+        }
+        let (transport, connection) = crate::http_client::resume(url, config, session_id, version)
+            .map_err(|e| ClientError::Spawn(e.to_string()))?;
+        let session_id = connection.session_id_source();
+        let client = self
+            .connect_with(transport, Some(session_id), Some(version))
+            .await?;
+        Ok((client, connection))
     }
 
-    /// [`connect`](Self::connect), the spans reading the session id from `session_id`.
+    /// Connect over `transport`, negotiating the revision.
+    pub async fn connect(self, transport: Transport) -> Result<Client, ClientError> {
+        self.connect_with(transport, None, None).await
+    }
+
+    /// [`connect`](Self::connect), the spans reading the session id from `session_id`;
+    /// with `resumed`, a session of that revision already open (no handshake).
     async fn connect_with(
         self,
         transport: Transport,
         session_id: Option<crate::engine::SessionIdSource>,
+        resumed: Option<ProtocolVersion>,
     ) -> Result<Client, ClientError> {
         let capabilities = self.handlers.capabilities();
         let (notifications, _) = broadcast::channel(256);
@@ -350,14 +384,20 @@ impl ClientBuilder {
             ),
             (None, None) => Target::Negotiate,
         };
-        let negotiated = match self.connect_timeout {
+        let negotiated = match (resumed, self.connect_timeout) {
+            (Some(version), _) => Negotiated {
+                version,
+                server_info: None,
+                capabilities: Default::default(),
+                instructions: None,
+            },
             // Each request of the handshake is bounded by it too; this bounds them together.
-            Some(limit) => {
+            (None, Some(limit)) => {
                 tokio::time::timeout(limit, negotiate(&peer, &self, &capabilities, target))
                     .await
                     .map_err(|_| ClientError::Timeout(limit))??
             }
-            None => negotiate(&peer, &self, &capabilities, target).await?,
+            (None, None) => negotiate(&peer, &self, &capabilities, target).await?,
         };
         Ok(Client {
             inner: Arc::new(Inner {
@@ -377,6 +417,7 @@ impl ClientBuilder {
                 middleware: self.middleware,
                 session_id,
                 connected: std::time::Instant::now(),
+                resumed: resumed.is_some(),
             }),
         })
     }

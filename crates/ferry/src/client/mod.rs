@@ -105,6 +105,8 @@ struct Inner {
     session_id: Option<SessionIdSource>,
     /// When the connection was made, for [`Middleware::closed`].
     connected: std::time::Instant,
+    /// A session taken up again without a handshake: the server's capabilities are unknown.
+    resumed: bool,
 }
 
 impl Drop for Inner {
@@ -170,6 +172,13 @@ impl Client {
     /// The engine's handle to the server (raw requests and notifications).
     pub fn peer(&self) -> &Peer {
         &self.inner.peer
+    }
+
+    /// Whether this client took up a session opened by another connection
+    /// ([`ClientBuilder::resume_http`]): the server's capabilities are not known then, and
+    /// calls are sent without checking them.
+    pub fn is_resumed(&self) -> bool {
+        self.inner.resumed
     }
 
     /// Whether the connection is still open.

@@ -59,6 +59,9 @@ impl Client {
                 self.version()
             )));
         }
+        if self.is_resumed() {
+            return Ok(());
+        }
         let offered = self.server_capabilities().tasks.as_ref();
         let calls = offered
             .and_then(|t| t.requests.as_ref())

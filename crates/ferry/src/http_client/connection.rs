@@ -43,6 +43,8 @@ pub(crate) struct SessionState {
     pub(crate) generation: u64,
     /// What the caller set on the session (subscriptions, log level), for a new one.
     pub(crate) restorable: Restorable,
+    /// Leave the session open when the connection closes (no DELETE).
+    pub(crate) keep: bool,
 }
 
 impl SessionState {

@@ -216,6 +216,13 @@ impl HttpConnection {
         self.state().generation
     }
 
+    /// Leave the session open when the connection closes: no DELETE, so that its tasks
+    /// and subscriptions stay on the server until the session expires there, and another
+    /// connection can take it up ([`resume`], `ClientBuilder::resume_http`).
+    pub fn keep_session(&self) {
+        self.state().keep = true;
+    }
+
     fn state(&self) -> std::sync::MutexGuard<'_, SessionState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -236,6 +243,35 @@ pub fn connect(
     url: &str,
     config: HttpClientConfig,
 ) -> Result<(Transport, HttpConnection), HttpClientError> {
+    open(url, config, SessionState::default())
+}
+
+/// Take up session `session_id` of a session-era server (`version` is the revision its
+/// `initialize` agreed on), opened by an earlier connection that kept it
+/// ([`HttpConnection::keep_session`]): requests carry its id at once, with no
+/// `initialize`, and the standalone GET stream is opened. A session the server has
+/// forgotten is not renewed (there is no `initialize` to replay): requests then fail with
+/// the server's 404.
+pub fn resume(
+    url: &str,
+    config: HttpClientConfig,
+    session_id: &str,
+    version: ferry_protocol::ProtocolVersion,
+) -> Result<(Transport, HttpConnection), HttpClientError> {
+    let state = SessionState {
+        id: Some(session_id.to_owned()),
+        version: Some(version.as_str().to_owned()),
+        ..Default::default()
+    };
+    open(url, config, state)
+}
+
+fn open(
+    url: &str,
+    config: HttpClientConfig,
+    state: SessionState,
+) -> Result<(Transport, HttpConnection), HttpClientError> {
+    let resumed = state.id.is_some();
     let parsed = reqwest::Url::parse(url).map_err(|e| HttpClientError::Url {
         url: url.to_owned(),
         reason: e.to_string(),
@@ -254,8 +290,11 @@ pub fn connect(
     };
     let (in_tx, in_rx) = mpsc::channel(config.queue);
     let (out_tx, out_rx) = mpsc::channel(config.queue);
-    let state = Arc::new(Mutex::new(SessionState::default()));
+    let state = Arc::new(Mutex::new(state));
     let shared = Arc::new(Shared::new(http, parsed, config, in_tx, Arc::clone(&state)));
+    if resumed {
+        session::open_standalone(&shared);
+    }
     let shutdown = CancellationToken::new();
     let task = tokio::spawn(driver::run(shared, out_rx, shutdown.clone()));
     let connection = HttpConnection {

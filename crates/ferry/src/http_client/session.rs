@@ -224,10 +224,11 @@ pub(crate) async fn reinitialize(
     Ok(())
 }
 
-/// End the session: DELETE with its id (a 405 means the server does not allow it).
+/// End the session: DELETE with its id (a 405 means the server does not allow it), unless
+/// the caller keeps it ([`super::HttpConnection::keep_session`]).
 pub(crate) async fn delete(shared: &Shared) {
     let state = shared.state().clone();
-    if state.id.is_none() || state.legacy.is_some() {
+    if state.id.is_none() || state.legacy.is_some() || state.keep {
         return;
     }
     let request =
