@@ -318,7 +318,10 @@ async fn tasks_both_ways_against_server_everything() {
     assert!(text.starts_with("[COMPLETED]"), "{text}");
     assert!(text.contains("\"text\": \"ferry answers: "), "{text}");
     assert!(text.contains("context: hello\""), "{text}");
-    assert!(text.contains("io.modelcontextprotocol/related-task"), "{text}");
+    assert!(
+        text.contains("io.modelcontextprotocol/related-task"),
+        "{text}"
+    );
     child
         .shutdown(ShutdownTimeouts::all(Duration::from_secs(2)))
         .await

@@ -24,6 +24,7 @@ pub(crate) mod oauth;
 pub(crate) mod output;
 mod render;
 pub(crate) mod target;
+mod tasks;
 pub(crate) mod trace;
 
 use std::collections::BTreeMap;
@@ -64,6 +65,9 @@ pub(crate) enum ClientCommand {
     Ping(Common),
     /// Show what the server is: identity, revision, capabilities, instructions.
     Discover(Common),
+    /// Follow the tasks of an HTTP session (2025-11-25) that `ferry call --task --detach`
+    /// left running: `ferry tasks result TASK --session ID --url URL`.
+    Tasks(tasks::TasksArgs),
 }
 
 /// The options every client command takes.
@@ -111,6 +115,12 @@ pub(crate) struct Common {
     /// The server (last: its options are listed under headings of their own).
     #[command(flatten)]
     pub(crate) target: crate::target::TargetArgs,
+    /// The HTTP session to take up instead of starting one (`ferry tasks --session`).
+    #[arg(skip)]
+    session: Option<String>,
+    /// Leave the HTTP session open at the end (`--detach`, `--session`).
+    #[arg(skip)]
+    keep_session: bool,
 }
 
 /// `ferry call`.
@@ -125,6 +135,18 @@ pub(crate) struct CallArgs {
     /// The arguments as one JSON object instead.
     #[arg(long = "args", value_name = "JSON", conflicts_with = "arguments")]
     json_args: Option<String>,
+    /// Run the call as a task (2025-11-25, the revision then spoken unless
+    /// --protocol-version says otherwise): its progress and status are shown until it
+    /// ends, then its result.
+    #[arg(long)]
+    task: bool,
+    /// How long the server should keep the task, in seconds (it may keep it less).
+    #[arg(long, value_name = "SECONDS", value_parser = seconds, requires = "task")]
+    ttl: Option<Duration>,
+    /// Print the task and its HTTP session and exit, leaving both on the server (follow
+    /// it with `ferry tasks`); needs an HTTP server.
+    #[arg(long, requires = "task")]
+    detach: bool,
     #[command(flatten)]
     common: Common,
 }
@@ -241,7 +263,12 @@ enum Operation {
     Resources,
     Templates,
     Prompts,
-    Call { tool: String, arguments: Arguments },
+    Call {
+        tool: String,
+        arguments: Arguments,
+        task: Option<tasks::AsTask>,
+    },
+    Tasks(tasks::TaskOperation),
     Read(String),
     Prompt(String, BTreeMap<String, String>),
     Complete(Reference, String, String, Option<BTreeMap<String, String>>),
@@ -281,7 +308,40 @@ impl ClientCommand {
                     None => Arguments::Pairs(args::pairs(&a.arguments)?),
                 };
                 let tool = a.tool;
-                (a.common, Operation::Call { tool, arguments })
+                let mut common = a.common;
+                let task = a.task.then(|| {
+                    common
+                        .protocol_version
+                        .get_or_insert(ProtocolVersion::V2025_11_25);
+                    common.keep_session = a.detach;
+                    tasks::AsTask {
+                        ttl: a.ttl,
+                        detach: a.detach,
+                    }
+                });
+                (
+                    common,
+                    Operation::Call {
+                        tool,
+                        arguments,
+                        task,
+                    },
+                )
+            }
+            ClientCommand::Tasks(a) => {
+                use tasks::{TaskOperation as Op, TasksAction as Action};
+                let (session, mut common, operation) = match a.action {
+                    Action::List(l) => (l.session, l.common, Op::List),
+                    Action::Get(t) => (t.session, t.common, Op::Get(t.task)),
+                    Action::Result(t) => (t.session, t.common, Op::Result(t.task)),
+                    Action::Cancel(t) => (t.session, t.common, Op::Cancel(t.task)),
+                };
+                common
+                    .protocol_version
+                    .get_or_insert(ProtocolVersion::V2025_11_25);
+                common.session = Some(session);
+                common.keep_session = true;
+                (common, Operation::Tasks(operation))
             }
             ClientCommand::Read(a) => (a.common, Operation::Read(a.uri)),
             ClientCommand::Prompt(a) => {
@@ -339,6 +399,17 @@ pub(crate) async fn run(command: ClientCommand) -> ExitCode {
         .target
         .resolve(common.verbose)
         .and_then(|resolved| Ok((target::start(&common, &resolved)?, resolved)));
+    let started = started.and_then(|(started, resolved)| {
+        let http = matches!(resolved.endpoint, crate::target::Endpoint::Http { .. });
+        if common.keep_session && !http {
+            return Err(
+                "--detach and --session need an HTTP server (--url, or a named HTTP \
+                        server): a task of a stdio server ends with it"
+                    .to_owned(),
+            );
+        }
+        Ok((started, resolved))
+    });
     let ((target, transport), resolved) = match started {
         Ok(started) => started,
         Err(e) => {
@@ -401,7 +472,7 @@ async fn perform(
         }
     };
     let logs = print_logs(&client);
-    let outcome = match execute(common, operation, &client).await {
+    let outcome = match execute(common, operation, &client, target).await {
         Ok(outcome) => outcome,
         Err((what, error)) => match target.auth_failure(&error) {
             Some(why) => {
@@ -449,6 +520,7 @@ async fn execute(
     common: &Common,
     operation: Operation,
     client: &Client,
+    target: &target::Target,
 ) -> Result<Outcome, Failure> {
     let as_json = common.json;
     match operation {
@@ -496,9 +568,20 @@ async fn execute(
                 render::prompts(&prompts);
             }
         }
-        Operation::Call { tool, arguments } => {
-            return call(common, client, &tool, arguments).await;
+        Operation::Call {
+            tool,
+            arguments,
+            task,
+        } => {
+            let arguments = call_arguments(client, &tool, arguments).await?;
+            return match task {
+                Some(how) => {
+                    tasks::call(common, client, &tool, arguments, &how, target.session_id()).await
+                }
+                None => call(common, client, &tool, arguments).await,
+            };
         }
+        Operation::Tasks(operation) => return tasks::run(common, client, operation).await,
         Operation::Read(uri) => {
             let result = client
                 .read_resource(&uri)
@@ -561,13 +644,13 @@ fn saved(saver: &Saver) -> Outcome {
     }
 }
 
-async fn call(
-    common: &Common,
+/// A tool's arguments as JSON: pairs typed by the tool's schema (listed for that).
+async fn call_arguments(
     client: &Client,
     tool: &str,
     arguments: Arguments,
-) -> Result<Outcome, Failure> {
-    let arguments = match arguments {
+) -> Result<Value, Failure> {
+    Ok(match arguments {
         Arguments::Json(object) => Value::Object(object),
         Arguments::Pairs(pairs) if pairs.is_empty() => json!({}),
         Arguments::Pairs(pairs) => {
@@ -582,7 +665,15 @@ async fn call(
                 .map(|t| &t.input_schema);
             args::tool_arguments(&pairs, schema)
         }
-    };
+    })
+}
+
+async fn call(
+    common: &Common,
+    client: &Client,
+    tool: &str,
+    arguments: Value,
+) -> Result<Outcome, Failure> {
     let (updates, progress) = tokio::sync::mpsc::channel(64);
     let bar = output::progress(progress);
     let options = CallOptions {

@@ -83,8 +83,14 @@ pub(crate) fn start(common: &Common, resolved: &Resolved) -> Result<(Target, Tra
             let hook = self::gate(resolved, url, headers)?;
             config = config.auth(hook.clone());
             gate = Some(hook);
-            let (transport, connection) =
-                ferry::http_client::connect(url, config).map_err(|e| e.to_string())?;
+            let (transport, connection) = match &common.session {
+                Some(id) => ferry::http_client::resume(url, config, id, session_version(common)),
+                None => ferry::http_client::connect(url, config),
+            }
+            .map_err(|e| e.to_string())?;
+            if common.keep_session {
+                connection.keep_session();
+            }
             http = Some(connection);
             (transport, None, None)
         }
@@ -125,6 +131,14 @@ pub(crate) fn start(common: &Common, resolved: &Resolved) -> Result<(Target, Tra
         relay,
     };
     Ok((target, transport))
+}
+
+/// The revision of a session taken up with `--session`: `--protocol-version`, or the one
+/// revision with tasks.
+fn session_version(common: &Common) -> ferry::protocol::ProtocolVersion {
+    common
+        .protocol_version
+        .unwrap_or(ferry::protocol::ProtocolVersion::V2025_11_25)
 }
 
 /// The client's builder for the options of `common` and the server `resolved` names.
@@ -194,7 +208,12 @@ impl Target {
         transport: Transport,
         handlers: impl FnOnce(ClientBuilder) -> ClientBuilder,
     ) -> Result<Client, Unconnected> {
-        let connecting = handlers(builder(common, resolved)).connect(transport);
+        let builder = handlers(builder(common, resolved));
+        let connecting = match &common.session {
+            Some(_) => Box::pin(builder.resume(transport, session_version(common)))
+                as std::pin::Pin<Box<dyn std::future::Future<Output = _> + Send>>,
+            None => Box::pin(builder.connect(transport)),
+        };
         let limit = resolved.connect_timeout(Duration::ZERO);
         let connected = match self.starting(limit) {
             None => connecting.await,
@@ -238,6 +257,11 @@ impl Target {
             shown: &self.shown,
             limit,
         })
+    }
+
+    /// The HTTP session's id, if there is one.
+    pub(crate) fn session_id(&self) -> Option<String> {
+        self.http.as_ref()?.session_id()
     }
 
     /// Whether the child has exited, and how (for an error message).

@@ -353,6 +353,18 @@ impl ClientBuilder {
         Ok((client, connection))
     }
 
+    /// Take up a session of revision `version` already open on `transport`, with no
+    /// handshake: for an HTTP session opened by another connection and taken up with
+    /// `ferry::http_client::resume` ([`resume_http`](Self::resume_http) does both). The
+    /// server's capabilities are unknown; calls are sent unchecked.
+    pub async fn resume(
+        self,
+        transport: Transport,
+        version: ProtocolVersion,
+    ) -> Result<Client, ClientError> {
+        self.connect_with(transport, None, Some(version)).await
+    }
+
     /// Connect over `transport`, negotiating the revision.
     pub async fn connect(self, transport: Transport) -> Result<Client, ClientError> {
         self.connect_with(transport, None, None).await

@@ -55,6 +55,16 @@ async fn exchange(
         let status = response.status();
         if status == StatusCode::NOT_FOUND && state.id.is_some() && message.method() != "initialize"
         {
+            if state.initialize.is_none() {
+                // A session taken up (`resume`): there is no `initialize` to start anew.
+                return Err(Failure::status(
+                    status,
+                    format!(
+                        "the server does not know session {} (HTTP 404): it ended or expired",
+                        state.id.as_deref().unwrap_or_default()
+                    ),
+                ));
+            }
             session::reinitialize(shared, state.generation)
                 .await
                 .map_err(|e| {

@@ -98,6 +98,15 @@ async fn standalone(shared: Arc<Shared>, generation: u64) {
                 tracing::debug!("the server offers no standalone stream (404, no session)");
                 return;
             }
+            Ok(response)
+                if response.status() == StatusCode::NOT_FOUND
+                    && shared.state().initialize.is_none() =>
+            {
+                // A session taken up (`resume`) and gone: nothing to renew it with; the
+                // requests say so.
+                tracing::debug!("the server does not know the session taken up (404)");
+                return;
+            }
             Ok(response) if response.status() == StatusCode::NOT_FOUND => {
                 // On a task of its own: the new session's GET stream replaces this task
                 // (aborting it) before the session's state is restored.
