@@ -817,3 +817,137 @@ async fn tasks_are_served_by_every_instance() {
     assert_eq!(response.status(), 200);
     assert_eq!(redis.keys(&format!("{prefix}task")), 0, "no task key left");
 }
+
+/// Per-session data (`ferry::server::SessionData`) on three instances sharing one real
+/// Redis behind nginx round-robin: 1,000 increments by 10 concurrent callers spread over
+/// the instances all count (each value is seen once); the data is one field of the
+/// session's record, so it goes with a DELETE and with the session's expiry (keys
+/// counted); a value past the limit is refused on every instance.
+#[tokio::test]
+async fn session_data_follows_the_session_over_instances() {
+    use std::sync::Arc;
+
+    use ferry::http::HttpConfig;
+    use ferry::http::store::{RedisConfig, RedisSessionStore, SessionStore};
+    use ferry::server::{Server, SessionData};
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Size {
+        /// Bytes of the value to store.
+        bytes: usize,
+    }
+
+    let redis = Redis::start();
+    let prefix = prefix("data");
+    let mut ports = Vec::new();
+    for _ in 0..3 {
+        let server = Server::builder("data", "1.0.0")
+            .session_data_limit(1024)
+            .tool(
+                "count",
+                "Counts the session's calls",
+                |_: (), data: SessionData| async move {
+                    data.update("calls", |n: &mut u64| {
+                        *n += 1;
+                        *n
+                    })
+                    .await
+                    .map_err(|e| e.to_string())
+                },
+            )
+            .tool(
+                "blob",
+                "Stores a value of some size",
+                |a: Size, data: SessionData| async move {
+                    data.set("blob", "x".repeat(a.bytes))
+                        .await
+                        .map(|()| "stored")
+                        .map_err(|e| e.to_string())
+                },
+            )
+            .build();
+        let store = RedisSessionStore::new(RedisConfig::new(redis.url()).prefix(&prefix)).unwrap();
+        let store: Arc<dyn SessionStore> = Arc::new(store);
+        let config = HttpConfig::default()
+            .session_store(store)
+            .session_idle_timeout(Duration::from_secs(3));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        ports.push(listener.local_addr().unwrap().port());
+        tokio::spawn(ferry::http::serve(server, listener, config));
+    }
+    let nginx = Nginx::start(&ports);
+    let url = nginx.url();
+    let session = std::sync::Arc::new(Session::open(&url).await);
+
+    let mut callers = Vec::new();
+    for caller in 0..10u64 {
+        let (session, url) = (std::sync::Arc::clone(&session), url.clone());
+        callers.push(tokio::spawn(async move {
+            let mut seen = Vec::new();
+            for i in 0..100u64 {
+                let (status, messages) = session
+                    .call(&url, caller * 1000 + i + 1, "count", json!({}))
+                    .await
+                    .unwrap();
+                assert_eq!(status, 200, "{messages:?}");
+                let answer = messages.last().unwrap();
+                seen.push(
+                    text(answer)
+                        .parse::<u64>()
+                        .unwrap_or_else(|_| panic!("{answer}")),
+                );
+            }
+            seen
+        }));
+    }
+    let mut seen = Vec::new();
+    for caller in callers {
+        seen.extend(caller.await.unwrap());
+    }
+    seen.sort_unstable();
+    assert_eq!(seen, (1..=1000).collect::<Vec<u64>>());
+
+    // Past the limit on any instance: refused, and the counter is untouched.
+    for id in 1..=3 {
+        let (_, messages) = session
+            .call(&url, 9000 + id, "blob", json!({"bytes": 2000}))
+            .await
+            .unwrap();
+        let answer = messages.last().unwrap();
+        assert_eq!(answer["result"]["isError"], true, "{answer}");
+        assert!(text(answer).contains("limit of 1024 bytes"), "{answer}");
+    }
+    let (_, messages) = session.call(&url, 9100, "count", json!({})).await.unwrap();
+    assert_eq!(text(messages.last().unwrap()), "1001");
+
+    // The data is fields of the record's hash: nothing else under the prefix, and it
+    // goes with the session.
+    let hash = format!("{prefix}session:{}", session.id);
+    let fields = redis.cli(&["hkeys", &hash]).unwrap_or_default();
+    assert!(fields.lines().any(|f| f == "data:calls"), "{fields}");
+    assert_eq!(redis.keys(&session_keys(&prefix)), 1);
+    let response = session
+        .http
+        .delete(&url)
+        .header("mcp-session-id", &session.id)
+        .header("mcp-protocol-version", session.revision)
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_success());
+    assert_eq!(redis.keys(&session_keys(&prefix)), 0);
+
+    // A session left alone expires with its data.
+    let idle = Session::open(&url).await;
+    let (_, messages) = idle.call(&url, 1, "count", json!({})).await.unwrap();
+    assert_eq!(text(messages.last().unwrap()), "1");
+    assert_eq!(redis.keys(&session_keys(&prefix)), 1);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while redis.keys(&session_keys(&prefix)) > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the idle session's record stayed"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

@@ -7,14 +7,14 @@
 //! connection and says which kind it is ([`Connection`]). The backend reads the client's
 //! frames from `incoming` and writes its frames to `outgoing` until `incoming` ends.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use ferry_protocol::VersionSet;
 use ferry_protocol::types::JsonObject;
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
-use super::{EngineConfig, TaskShare, Transport};
+use super::{EngineConfig, SessionShare, Transport};
 
 /// Which kind of connection a transport opens on a [`Backend`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,16 +74,11 @@ pub trait Backend: Send + Sync + 'static {
     fn connect(&self, connection: Connection, transport: Transport);
 
     /// Serve one connection as [`connect`](Backend::connect) does, keeping its tasks
-    /// (2025-11-25 `tasks/*`) in `tasks`, where the other instances of the server see
-    /// them: a transport that shares its sessions calls this for each session. Default:
-    /// `connect`, the backend keeping its tasks itself.
-    fn connect_shared(
-        &self,
-        connection: Connection,
-        transport: Transport,
-        tasks: Arc<dyn TaskShare>,
-    ) {
-        drop(tasks);
+    /// (2025-11-25 `tasks/*`) and its application data in `share`, where the other
+    /// instances of the server see them: a transport that shares its sessions calls this
+    /// for each session. Default: `connect`, the backend keeping them itself.
+    fn connect_shared(&self, connection: Connection, transport: Transport, share: SessionShare) {
+        drop(share);
         self.connect(connection, transport);
     }
 

@@ -61,6 +61,7 @@ pub mod fuzzing {
 /// A `HashMap` with foldhash, seeded per map: for the maps of one connection (request ids,
 /// stream numbers), whose keys the peer chooses but cannot make collide without the seed.
 pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+mod data_share;
 mod stall;
 mod stdio;
 mod task_share;
@@ -79,6 +80,7 @@ pub use child::{
     ChildCommand, ChildProcess, ShutdownOutcome, ShutdownStage, ShutdownTimeouts, StderrMode,
 };
 pub use config::EngineConfig;
+pub use data_share::{DataEntry, DataSaved, DataShare, SessionShare};
 pub use dispatch::{Engine, EngineHandle};
 #[cfg(all(test, feature = "server"))]
 pub(crate) use dispatch::{request_future_size, run_future_size};

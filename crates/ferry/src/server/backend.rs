@@ -1,8 +1,6 @@
 //! The server as the [`Backend`] of a transport that opens many connections (the HTTP
 //! server): the one place such a transport meets the server.
 
-use std::sync::Arc;
-
 use ferry_protocol::VersionSet;
 use ferry_protocol::types::JsonObject;
 
@@ -10,7 +8,7 @@ use tokio::sync::broadcast;
 
 use super::registry::Change;
 use super::{Server, session};
-use crate::engine::{Backend, BackendChange, Connection, TaskShare, Transport};
+use crate::engine::{Backend, BackendChange, Connection, SessionShare, Transport};
 
 impl Server {
     /// Serve one connection of a transport, its tasks kept in `tasks` too if given. The
@@ -19,12 +17,12 @@ impl Server {
         &self,
         connection: Connection,
         transport: Transport,
-        tasks: Option<Arc<dyn TaskShare>>,
+        share: Option<SessionShare>,
     ) {
         match connection {
             Connection::Stateless => session::serve_request(self.clone(), transport),
             Connection::Session | Connection::Legacy => {
-                drop(session::serve(self.clone(), transport, tasks));
+                drop(session::serve(self.clone(), transport, share));
             }
         }
     }
@@ -35,13 +33,8 @@ impl Backend for Server {
         self.connection(connection, transport, None);
     }
 
-    fn connect_shared(
-        &self,
-        connection: Connection,
-        transport: Transport,
-        tasks: Arc<dyn TaskShare>,
-    ) {
-        self.connection(connection, transport, Some(tasks));
+    fn connect_shared(&self, connection: Connection, transport: Transport, share: SessionShare) {
+        self.connection(connection, transport, Some(share));
     }
 
     fn versions(&self) -> &VersionSet {

@@ -39,6 +39,8 @@ pub(super) struct Settings {
     pub(super) versions: VersionSet,
     pub(super) engine: EngineConfig,
     pub(super) page_size: usize,
+    /// The bytes (as JSON) one session's data may take.
+    pub(super) session_data_limit: usize,
     pub(super) logging: bool,
     pub(super) tools: Registry<ToolEntry>,
     pub(super) resources: Registry<ResourceEntry>,
@@ -135,6 +137,7 @@ impl Server {
                 versions: VersionSet::all(),
                 engine: EngineConfig::default(),
                 page_size: DEFAULT_PAGE_SIZE,
+                session_data_limit: super::session_data::DEFAULT_SESSION_DATA_BYTES,
                 logging: true,
                 tools: Registry::new(Entries::default()),
                 resources: Registry::new(Entries::default()),
@@ -377,6 +380,16 @@ impl ServerBuilder {
     /// `prompts/list`. Default: [`DEFAULT_PAGE_SIZE`].
     pub fn page_size(mut self, page_size: usize) -> Self {
         self.settings.page_size = page_size.max(1);
+        self
+    }
+
+    /// The most bytes (as JSON, keys included) one session's [`SessionData`] may take;
+    /// an update beyond it fails. Default: [`DEFAULT_SESSION_DATA_BYTES`].
+    ///
+    /// [`SessionData`]: super::SessionData
+    /// [`DEFAULT_SESSION_DATA_BYTES`]: super::DEFAULT_SESSION_DATA_BYTES
+    pub fn session_data_limit(mut self, bytes: usize) -> Self {
+        self.settings.session_data_limit = bytes;
         self
     }
 

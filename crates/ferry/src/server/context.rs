@@ -9,6 +9,7 @@ use ferry_protocol::types::{
 
 use super::core::Server;
 use super::input::{ClientCaps, Rounds};
+use super::session_data::{SessionData, SessionDataStore};
 use crate::engine::{Attachment, Cancellation, Peer, ProgressReporter};
 
 /// The context of one request to a server handler.
@@ -32,6 +33,8 @@ pub struct Context {
     pub(crate) log_level: Option<LoggingLevel>,
     /// Identifies the connection (session era) the request came from.
     pub(crate) session_key: Arc<str>,
+    /// The session's application data (`None`: a stateless-era request has no session).
+    pub(crate) session_data: Option<Arc<SessionDataStore>>,
     /// The method being answered.
     pub(crate) method: &'static str,
     /// What the client declared: at `initialize`, or in this request's `_meta`.
@@ -84,6 +87,12 @@ impl Context {
     /// `connection-N`, unique within the process.
     pub fn session_key(&self) -> &str {
         &self.session_key
+    }
+
+    /// The session's application data: typed values that live as long as the session,
+    /// on every instance serving it (see [`SessionData`]).
+    pub fn session_data(&self) -> SessionData {
+        SessionData::of(self.session_data.clone())
     }
 
     /// The application state of type `T` given to [`ServerBuilder::state`]

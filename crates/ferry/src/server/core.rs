@@ -134,6 +134,11 @@ impl Server {
         self.settings().page_size
     }
 
+    /// The bytes one session's data may take.
+    pub(super) fn session_data_limit(&self) -> usize {
+        self.settings().session_data_limit
+    }
+
     /// Caching hints of list results and `server/discover` (2026-07-28).
     pub(super) fn list_cache(&self) -> CacheHint {
         self.settings().list_cache

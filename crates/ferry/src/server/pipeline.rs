@@ -588,7 +588,9 @@ impl Session {
         rounds: Option<Arc<Rounds>>,
     ) -> Context {
         let logging = self.server().offers_logging();
-        let (log_level, client_capabilities) = if meta.protocol_version.is_some() {
+        // A stateless-era request has no session, whatever its transport.
+        let stateless = meta.protocol_version.is_some();
+        let (log_level, client_capabilities) = if stateless {
             // (The `_meta` keeps them too: handlers read it.)
             let capabilities = meta.client_capabilities.as_deref().cloned();
             (
@@ -610,6 +612,7 @@ impl Session {
             peer: rcx.peer,
             log_level,
             session_key: Arc::clone(self.key()),
+            session_data: self.data().filter(|_| !stateless).cloned(),
             attachment: rcx.attachment,
         }
     }

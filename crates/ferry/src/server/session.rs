@@ -20,9 +20,12 @@ use super::middleware::{SessionInfo, session_hook};
 use super::registry::Change;
 use super::reply::Call;
 use super::resources;
+use super::session_data::SessionDataStore;
 use super::subscriptions::{MAX_RESOURCE_SUBSCRIPTIONS, MAX_SUBSCRIBED_URI_BYTES};
 use super::tasks::{self, Tasks};
-use crate::engine::{Engine, EngineHandle, HandlerResult, Peer, TaskShare, Transport};
+use crate::engine::{
+    DataShare, Engine, EngineHandle, HandlerResult, Peer, SessionShare, Transport,
+};
 
 /// What the session era negotiated on this connection. (Every connection keeps it for its
 /// whole life: it holds only what is read later.)
@@ -58,6 +61,8 @@ pub(crate) struct Session {
     /// at the start where the transport shares them ([`serve`]'s `share`).
     tasks: std::sync::OnceLock<Tasks>,
     key: Arc<str>,
+    /// The application data of the session (none for a stateless-era request).
+    data: Option<Arc<SessionDataStore>>,
     state: Mutex<SessionState>,
     /// The session of one stateless-era request ([`serve_request`]): the connection is
     /// counted as closed when the session is dropped.
@@ -67,16 +72,24 @@ pub(crate) struct Session {
 impl Session {
     /// A session keyed by the transport's session id, or `connection-N` where the
     /// transport has none (stdio, a stateless-era request).
-    fn new(server: Server, request_only: bool, id: Option<Arc<str>>) -> Session {
+    fn new(
+        server: Server,
+        request_only: bool,
+        id: Option<Arc<str>>,
+        data: Option<Arc<dyn DataShare>>,
+    ) -> Session {
         static CONNECTIONS: AtomicU64 = AtomicU64::new(0);
         let key = id.unwrap_or_else(|| {
             let number = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
             format!("connection-{number}").into()
         });
         server.counters().connected();
+        let data = (!request_only)
+            .then(|| Arc::new(SessionDataStore::new(data, server.session_data_limit())));
         Session {
             server,
             key,
+            data,
             tasks: std::sync::OnceLock::new(),
             state: Mutex::default(),
             request_only,
@@ -99,7 +112,12 @@ impl Drop for Session {
 /// which glibc serves on its slow path).
 pub(crate) fn serve_request(server: Server, transport: Transport) {
     let config = server.engine_config().clone();
-    let session = Arc::new(Session::new(server, true, transport.session_id.clone()));
+    let session = Arc::new(Session::new(
+        server,
+        true,
+        transport.session_id.clone(),
+        None,
+    ));
     // The engine's task ends by itself once the transport's input closes.
     drop(Engine::start(transport, session, config));
 }
@@ -110,12 +128,16 @@ pub(crate) fn serve_request(server: Server, transport: Transport) {
 pub(crate) fn serve(
     server: Server,
     transport: Transport,
-    share: Option<Arc<dyn TaskShare>>,
+    share: Option<SessionShare>,
 ) -> EngineHandle {
     let changes = server.subscribe_changes();
     let config = server.engine_config().clone();
-    let session = Session::new(server, false, transport.session_id.clone());
-    if let Some(share) = share {
+    let (tasks, data) = match share {
+        Some(share) => (Some(share.tasks), Some(share.data)),
+        None => (None, None),
+    };
+    let session = Session::new(server, false, transport.session_id.clone(), data);
+    if let Some(share) = tasks {
         let _ = session
             .tasks
             .set(Arc::new(tasks::TaskStore::new(Some(share))));
@@ -251,6 +273,11 @@ impl Session {
     /// `notifications/initialized`: the client now hears notifications.
     pub(super) fn initialized(&self) {
         self.state().initialized = true;
+    }
+
+    /// The session's application data (none for a stateless-era request).
+    pub(super) fn data(&self) -> Option<&Arc<SessionDataStore>> {
+        self.data.as_ref()
     }
 
     /// This connection's tasks.
@@ -414,7 +441,8 @@ mod tests {
     /// paths' states and the sends' state boxed out of them.
     #[test]
     fn the_futures_a_connection_keeps_stay_small() {
-        let session = super::Session::new(super::Server::builder("x", "1").build(), false, None);
+        let session =
+            super::Session::new(super::Server::builder("x", "1").build(), false, None, None);
         let session = std::sync::Arc::new(session);
         let (_tx, changes) = tokio::sync::broadcast::channel(1);
         let (out, _rx) = tokio::sync::mpsc::channel(1);
@@ -442,7 +470,7 @@ mod tests {
                 |args: Echo, _cx: crate::server::Context| async move { args.text },
             )
             .build();
-        let session = std::sync::Arc::new(super::Session::new(server, false, None));
+        let session = std::sync::Arc::new(super::Session::new(server, false, None, None));
         let params = serde_json::json!({"name": "echo", "arguments": {"text": "hi"}});
         let params = serde_json::value::to_raw_value(&params).expect("params");
         let request = ferry_protocol::jsonrpc::Request::new(1, "tools/call", params);

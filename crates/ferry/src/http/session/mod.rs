@@ -76,6 +76,7 @@
 
 mod answer;
 mod checks;
+mod data_store;
 mod delete;
 mod get_stream;
 mod post;

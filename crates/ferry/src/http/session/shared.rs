@@ -19,10 +19,11 @@ use tokio_util::sync::CancellationToken;
 use super::SESSION_ID;
 use super::answer::{Ends, sse_response};
 use super::checks::{bad_request, missing_session, standalone_conflict, unknown_session};
+use super::data_store::StoreData;
 use super::router::{Delivery, Routing, run_router};
 use super::state::{Applied, Busy, Replica, Session};
 use super::task_store::StoreTasks;
-use crate::engine::{Attachment, BackendChange, RelatedSink, Transport};
+use crate::engine::{Attachment, BackendChange, RelatedSink, SessionShare, Transport};
 use crate::http::events;
 use crate::http::owner::SessionOwner;
 use crate::http::stateless::error_response;
@@ -114,12 +115,18 @@ pub(super) fn start(
         Some(store) => shared.backend.connect_shared(
             Connection::Session,
             transport,
-            Arc::new(StoreTasks {
-                store: Arc::clone(store),
-                session: session.id.clone(),
-                instance: Arc::clone(&shared.instance),
-                running: Arc::clone(&shared.sessions.running_tasks),
-            }),
+            SessionShare {
+                tasks: Arc::new(StoreTasks {
+                    store: Arc::clone(store),
+                    session: session.id.clone(),
+                    instance: Arc::clone(&shared.instance),
+                    running: Arc::clone(&shared.sessions.running_tasks),
+                }),
+                data: Arc::new(StoreData {
+                    store: Arc::clone(store),
+                    session: session.id.clone(),
+                }),
+            },
         ),
         None => shared.backend.connect(Connection::Session, transport),
     }

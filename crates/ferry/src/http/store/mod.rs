@@ -32,6 +32,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
+
+use crate::engine::{DataEntry, DataSaved};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, mpsc};
 
@@ -296,7 +298,41 @@ pub trait SessionStore: std::fmt::Debug + Send + Sync + 'static {
         &'a self,
         session: &'a str,
     ) -> BoxFuture<'a, Result<Vec<TaskRecord>, StoreError>>;
+
+    /// Value `key` of session `session`'s application data (see `server::SessionData`),
+    /// or `None` when the session has no record. Kept with the session's record: it
+    /// expires and is removed with it. Default: the store keeps no data (an error).
+    fn load_data<'a>(
+        &'a self,
+        session: &'a str,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<DataEntry>, StoreError>> {
+        let _ = (session, key);
+        Box::pin(std::future::ready(Err(no_data())))
+    }
+
+    /// Save `json` as value `key` of session `session` if its version is still `version`
+    /// and the session's values (keys and JSON) stay within `max_bytes`; `None` when the
+    /// session has no record. Atomic: of two saves from the same version, one conflicts.
+    fn save_data<'a>(
+        &'a self,
+        session: &'a str,
+        key: &'a str,
+        version: u64,
+        json: &'a str,
+        max_bytes: usize,
+    ) -> BoxFuture<'a, Result<Option<DataSaved>, StoreError>> {
+        let _ = (session, key, version, json, max_bytes);
+        Box::pin(std::future::ready(Err(no_data())))
+    }
 }
+
+fn no_data() -> StoreError {
+    StoreError("this session store keeps no session data".into())
+}
+
+/// One session's data in a [`MemorySessionStore`]: key -> (JSON, version).
+type SessionValues = HashMap<String, (String, u64)>;
 
 /// How many bus messages wait for their instance to take them; more are dropped (each is
 /// a client's answer or a cancellation: a slow instance misses some rather than grow).
@@ -316,6 +352,8 @@ pub struct MemorySessionStore {
     instances: Mutex<HashMap<String, Instant>>,
     /// Each session's tasks, oldest first, with their expiry.
     tasks: Mutex<HashMap<String, SessionTasks>>,
+    /// Each session's application data (dropped with its record).
+    data: Mutex<HashMap<String, SessionValues>>,
 }
 
 impl Default for MemorySessionStore {
@@ -326,6 +364,7 @@ impl Default for MemorySessionStore {
             streams: Mutex::default(),
             instances: Mutex::default(),
             tasks: Mutex::default(),
+            data: Mutex::default(),
         }
     }
 }
@@ -389,6 +428,10 @@ impl SessionStore for MemorySessionStore {
         let now = Instant::now();
         let mut map = self.map();
         map.retain(|_, (_, until)| *until > now);
+        self.data
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|id, _| map.contains_key(id));
         map.insert(record.id.clone(), (record.clone(), now + ttl));
         Box::pin(std::future::ready(Ok(())))
     }
@@ -426,6 +469,10 @@ impl SessionStore for MemorySessionStore {
     fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
         self.map().remove(id);
         self.tasks().remove(id);
+        self.data
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id);
         Box::pin(std::future::ready(Ok(())))
     }
 
@@ -569,6 +616,60 @@ impl SessionStore for MemorySessionStore {
             })
             .unwrap_or_default();
         Box::pin(std::future::ready(Ok(listed)))
+    }
+
+    fn load_data<'a>(
+        &'a self,
+        session: &'a str,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<DataEntry>, StoreError>> {
+        let live = Self::live(&mut self.map(), session).is_some();
+        let mut data = self.data.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = if live {
+            let kept = data.get(session).and_then(|values| values.get(key));
+            Some(
+                kept.map_or_else(DataEntry::default, |(json, version)| DataEntry {
+                    json: Some(json.clone()),
+                    version: *version,
+                }),
+            )
+        } else {
+            data.remove(session);
+            None
+        };
+        Box::pin(std::future::ready(Ok(entry)))
+    }
+
+    fn save_data<'a>(
+        &'a self,
+        session: &'a str,
+        key: &'a str,
+        version: u64,
+        json: &'a str,
+        max_bytes: usize,
+    ) -> BoxFuture<'a, Result<Option<DataSaved>, StoreError>> {
+        let live = Self::live(&mut self.map(), session).is_some();
+        let mut data = self.data.lock().unwrap_or_else(|e| e.into_inner());
+        if !live {
+            data.remove(session);
+            return Box::pin(std::future::ready(Ok(None)));
+        }
+        let values = data.entry(session.to_owned()).or_default();
+        let current = values.get(key).map_or(0, |(_, v)| *v);
+        let others: usize = values
+            .iter()
+            .filter(|(k, _)| k.as_str() != key)
+            .map(|(k, (j, _))| k.len() + j.len())
+            .sum();
+        let saved = if current != version {
+            DataSaved::Conflict
+        } else if others + key.len() + json.len() > max_bytes {
+            DataSaved::TooLarge
+        } else {
+            values.insert(key.to_owned(), (json.to_owned(), version + 1));
+            DataSaved::Saved(version + 1)
+        };
+        Box::pin(std::future::ready(Ok(Some(saved))))
     }
 }
 

@@ -30,6 +30,8 @@ use redis::{AsyncCommands, Script};
 
 use tokio::sync::mpsc;
 
+use crate::engine::{DataEntry, DataSaved};
+
 use super::{
     BUS_QUEUE, BusMessage, MAX_RECORDED_SUBSCRIPTIONS, MAX_SHARED_STREAM_EVENTS, MAX_SHARED_TASKS,
     RecordChange, SessionRecord, SessionStore, StoreError, StreamEntry, StreamLog, TaskRecord,
@@ -124,20 +126,48 @@ if redis.call('exists', KEYS[1]) == 0 then return -1 end
 redis.call('hset', KEYS[1], 'level', ARGV[1])
 return redis.call('hincrby', KEYS[1], 'version', 1)";
 
-/// Add subscription field ARGV[1] if the record exists and has fewer than ARGV[2] fields;
-/// the new version, or -1.
+/// Add subscription field ARGV[1] if the record exists and has fewer than ARGV[2]
+/// subscriptions (counted in `subs`: the hash holds the session's data too); the new
+/// version, or -1.
 const SUBSCRIBE: &str = r"
 if redis.call('exists', KEYS[1]) == 0 then return -1 end
-if redis.call('hlen', KEYS[1]) < tonumber(ARGV[2]) then
+if redis.call('hexists', KEYS[1], ARGV[1]) == 0
+  and tonumber(redis.call('hget', KEYS[1], 'subs') or '0') < tonumber(ARGV[2]) then
   redis.call('hset', KEYS[1], ARGV[1], 1)
+  redis.call('hincrby', KEYS[1], 'subs', 1)
 end
 return redis.call('hincrby', KEYS[1], 'version', 1)";
 
 /// Remove subscription field ARGV[1] if the record exists; the new version, or -1.
 const UNSUBSCRIBE: &str = r"
 if redis.call('exists', KEYS[1]) == 0 then return -1 end
-redis.call('hdel', KEYS[1], ARGV[1])
+if redis.call('hdel', KEYS[1], ARGV[1]) == 1 then
+  redis.call('hincrby', KEYS[1], 'subs', -1)
+end
 return redis.call('hincrby', KEYS[1], 'version', 1)";
+
+/// Value ARGV[1] of the session's data (fields `data:KEY`, `datav:KEY` of the record's
+/// hash, so it expires and goes with the record): `{json, version}`, or -1 without a
+/// record.
+const LOAD_DATA: &str = r"
+if redis.call('exists', KEYS[1]) == 0 then return -1 end
+return redis.call('hmget', KEYS[1], 'data:' .. ARGV[1], 'datav:' .. ARGV[1])";
+
+/// Save ARGV[3] as value ARGV[1] if its version is still ARGV[2] and the session's data
+/// (`databytes`: keys and JSON) stays within ARGV[4] bytes: the new version, -1 without a
+/// record, -2 on a conflict, -3 when too large.
+const SAVE_DATA: &str = r"
+if redis.call('exists', KEYS[1]) == 0 then return -1 end
+local field = 'data:' .. ARGV[1]
+local version = tonumber(redis.call('hget', KEYS[1], 'datav:' .. ARGV[1]) or '0')
+if version ~= tonumber(ARGV[2]) then return -2 end
+local old = redis.call('hstrlen', KEYS[1], field)
+if old > 0 then old = old + string.len(ARGV[1]) end
+local total = tonumber(redis.call('hget', KEYS[1], 'databytes') or '0') - old
+  + string.len(ARGV[1]) + string.len(ARGV[3])
+if total > tonumber(ARGV[4]) then return -3 end
+redis.call('hset', KEYS[1], field, ARGV[3], 'datav:' .. ARGV[1], version + 1, 'databytes', total)
+return version + 1";
 
 /// Save a task (KEYS[1] its hash, KEYS[2] the session's index) unless the kept one ended
 /// or an ended one comes for a task no longer kept. ARGV: id, ended (0/1), task JSON,
@@ -470,11 +500,11 @@ impl SessionStore for RedisSessionStore {
                     ("drop a subscription", UNSUBSCRIBE, format!("sub:{uri}"))
                 }
             };
-            // `record`, `version` and `level` take at most three fields; a URI too long
-            // to carry is not recorded (the instance that took it serves it alone).
+            // A URI too long to carry is not recorded (the instance that took it serves
+            // it alone).
             let limit = match change {
                 RecordChange::Subscribe(uri) if !recordable(uri) => 0,
-                _ => MAX_RECORDED_SUBSCRIPTIONS + 3,
+                _ => MAX_RECORDED_SUBSCRIPTIONS,
             };
             let script = Script::new(script);
             let version: i64 = self
@@ -690,6 +720,69 @@ impl SessionStore for RedisSessionStore {
                     instance: run[3].clone(),
                 })
                 .collect())
+        })
+    }
+
+    fn load_data<'a>(
+        &'a self,
+        session: &'a str,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<DataEntry>, StoreError>> {
+        Box::pin(async move {
+            let hash = self.session_key(session);
+            let script = Script::new(LOAD_DATA);
+            let value: redis::Value = self
+                .run("read session data", async |c| {
+                    script.key(&hash).arg(key).invoke_async(c).await
+                })
+                .await?;
+            let redis::Value::Array(fields) = value else {
+                return Ok(None);
+            };
+            let text = |v: Option<&redis::Value>| match v {
+                Some(redis::Value::BulkString(bytes)) => {
+                    Some(String::from_utf8_lossy(bytes).into_owned())
+                }
+                _ => None,
+            };
+            Ok(Some(DataEntry {
+                json: text(fields.first()),
+                version: text(fields.get(1))
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0),
+            }))
+        })
+    }
+
+    fn save_data<'a>(
+        &'a self,
+        session: &'a str,
+        key: &'a str,
+        version: u64,
+        json: &'a str,
+        max_bytes: usize,
+    ) -> BoxFuture<'a, Result<Option<DataSaved>, StoreError>> {
+        Box::pin(async move {
+            let hash = self.session_key(session);
+            let script = Script::new(SAVE_DATA);
+            let saved: i64 = self
+                .run("save session data", async |c| {
+                    script
+                        .key(&hash)
+                        .arg(key)
+                        .arg(version)
+                        .arg(json)
+                        .arg(max_bytes)
+                        .invoke_async(c)
+                        .await
+                })
+                .await?;
+            Ok(match saved {
+                -1 => None,
+                -2 => Some(DataSaved::Conflict),
+                -3 => Some(DataSaved::TooLarge),
+                n => Some(DataSaved::Saved(u64::try_from(n).unwrap_or(0))),
+            })
         })
     }
 }
