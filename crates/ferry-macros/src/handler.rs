@@ -28,6 +28,7 @@ const EXTRACTORS: &[&str] = &[
     "Peer",
     "Meta",
     "ClientCaps",
+    "SessionData",
     "Auth",
 ];
 
@@ -429,7 +430,7 @@ fn param(
                         format!(
                             "this parameter is neither a variable of the resource's URI nor \
                              an extractor: the resource has {vars}; extractors are Context, \
-                             State<T>, Cancel, Peer, Meta, ClientCaps, Auth or a type marked \
+                             State<T>, Cancel, Peer, Meta, ClientCaps, SessionData, Auth or a type marked \
                              #[inject]; #[uri] gives the URI read"
                         ),
                     );

@@ -55,7 +55,7 @@
 //!
 //! - **Injected** (taken from the request, not from its arguments): a parameter whose
 //!   type's last path segment is `Context`, `ToolContext`, `State`, `Progress`, `Cancel`,
-//!   `Peer`, `Meta`, `ClientCaps` or `Auth` (and `Option<Auth>`), or one marked
+//!   `Peer`, `Meta`, `ClientCaps`, `SessionData` or `Auth` (and `Option<Auth>`), or one marked
 //!   `#[inject]` (any `ferry::server::FromContext` type of the program's own). They work as
 //!   in the builder: a missing `State<T>` fails `ServerBuilder::build`. At most five.
 //! - **`#[args]`** (tools and prompts): one parameter whose type is the whole arguments

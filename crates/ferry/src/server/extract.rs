@@ -54,7 +54,7 @@ use crate::engine::{Cancellation, Peer, ProgressReporter};
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a handler parameter",
     note = "after the arguments, a handler takes extractors: Context, State<T>, Progress, \
-            Cancel, Peer, Meta, ClientCaps"
+            Cancel, Peer, Meta, ClientCaps, SessionData"
 )]
 pub trait FromContext: Sized + Send + 'static {
     /// Take the value, or refuse the request (a server misconfiguration such as a missing

@@ -252,6 +252,11 @@ async fn heartbeat(store: Arc<dyn SessionStore>, instance: String) {
     }
 }
 
+/// How long a resumption waits for the log of a stream another instance is writing: at
+/// most [`LOG_WAITS`] pauses of [`LOG_WAIT`].
+const LOG_WAIT: Duration = Duration::from_millis(100);
+const LOG_WAITS: u32 = 10;
+
 /// A GET with a `Last-Event-ID` of a stream another instance sent: the events it kept
 /// after the cursor, then (a POST stream still running there) its next events until its
 /// response, or an error response for each request if that instance dies first; (a GET
@@ -266,12 +271,21 @@ pub(super) async fn resume_elsewhere(
     let Some(store) = shared.config.session_store.clone() else {
         return bad_request("Bad Request: Last-Event-ID names no stream of this session");
     };
-    let log = match store.stream_log(&session.id, stream).await {
-        Ok(Some(log)) => log,
-        Ok(None) => {
-            return bad_request("Bad Request: Last-Event-ID names no stream of this session");
+    // The instance sending the stream writes its log after it sent the event: a client
+    // that resumes at once, elsewhere, may come before the write (seen under load).
+    let mut tries = 0;
+    let log = loop {
+        match store.stream_log(&session.id, stream).await {
+            Ok(Some(log)) => break log,
+            Ok(None) if tries < LOG_WAITS => {
+                tries += 1;
+                tokio::time::sleep(LOG_WAIT).await;
+            }
+            Ok(None) => {
+                return bad_request("Bad Request: Last-Event-ID names no stream of this session");
+            }
+            Err(e) => return unavailable(&e),
         }
-        Err(e) => return unavailable(&e),
     };
     let last_kept = log.events.last().map_or(0, |e| e.0);
     if log.events.first().is_some_and(|e| e.0 > after + 1) && after < last_kept {
