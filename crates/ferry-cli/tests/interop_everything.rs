@@ -41,6 +41,21 @@ fn installed_server() -> PathBuf {
     bin
 }
 
+/// The client's sampling answer: the question's text, echoed.
+fn answer(params: &ferry::protocol::types::CreateMessageRequestParams) -> CreateMessageResult {
+    let asked = serde_json::to_value(&params.messages[0].content).unwrap_or_default();
+    CreateMessageResult {
+        role: Role::Assistant,
+        content: SamplingContents::One(SamplingContent::Text(TextContent::new(format!(
+            "ferry answers: {}",
+            asked["text"].as_str().unwrap_or("?")
+        )))),
+        model: "ferry-test-model".into(),
+        stop_reason: Some("endTurn".into()),
+        meta: None,
+    }
+}
+
 async fn connect(version: Option<ProtocolVersion>) -> (Client, ChildProcess) {
     let server = installed_server();
     let command = ChildCommand::new("node")
@@ -49,19 +64,7 @@ async fn connect(version: Option<ProtocolVersion>) -> (Client, ChildProcess) {
         .stderr(StderrMode::Discard);
     let mut builder = Client::builder("ferry-interop", "1")
         .timeout(Duration::from_secs(30))
-        .on_sampling(|params| async move {
-            let asked = serde_json::to_value(&params.messages[0].content).unwrap_or_default();
-            Ok(CreateMessageResult {
-                role: Role::Assistant,
-                content: SamplingContents::One(SamplingContent::Text(TextContent::new(format!(
-                    "ferry answers: {}",
-                    asked["text"].as_str().unwrap_or("?")
-                )))),
-                model: "ferry-test-model".into(),
-                stop_reason: Some("endTurn".into()),
-                meta: None,
-            })
-        })
+        .on_sampling(|params| async move { Ok(answer(&params)) })
         .roots(vec![Root {
             uri: "file:///tmp".into(),
             name: Some("tmp".into()),
@@ -232,19 +235,7 @@ async fn tasks_both_ways_against_server_everything() {
     let (client, child) = Client::builder("ferry-interop", "1")
         .version(ProtocolVersion::V2025_11_25)
         .timeout(Duration::from_secs(30))
-        .on_sampling(|params| async move {
-            let asked = serde_json::to_value(&params.messages[0].content).unwrap_or_default();
-            Ok(CreateMessageResult {
-                role: Role::Assistant,
-                content: SamplingContents::One(SamplingContent::Text(TextContent::new(format!(
-                    "ferry answers: {}",
-                    asked["text"].as_str().unwrap_or("?")
-                )))),
-                model: "ferry-test-model".into(),
-                stop_reason: Some("endTurn".into()),
-                meta: None,
-            })
-        })
+        .on_sampling(|params| async move { Ok(answer(&params)) })
         .on_elicitation_with(ElicitationModes::Form, |params| async move {
             // Picks the first interpretation offered.
             let ElicitRequestParams::Form(form) = params else {
