@@ -249,7 +249,9 @@ async fn serve(args: ServeArgs, traced: bool) -> ExitCode {
     } else {
         let write_timeout =
             (args.write_timeout > 0).then(|| std::time::Duration::from_secs(args.write_timeout));
-        reference::server_with(request_state_key, traced, write_timeout)
+        let server = reference::server_with(request_state_key, traced, write_timeout);
+        reference::live::tick(server.clone());
+        server
     };
     let Some(spec) = args.http else {
         return match server.serve_stdio().await {

@@ -107,7 +107,7 @@ pub(crate) fn format_number(value: f64) -> String {
 
 /// `time` as JavaScript's `Date.prototype.toISOString` writes it (the seed's output):
 /// `2025-06-18T09:05:03.042Z`, UTC, milliseconds.
-fn iso_timestamp(time: SystemTime) -> String {
+pub(crate) fn iso_timestamp(time: SystemTime) -> String {
     let (seconds, millis) = match time.duration_since(UNIX_EPOCH) {
         Ok(d) => (d.as_secs() as i64, d.subsec_millis()),
         Err(e) => {

@@ -16,8 +16,12 @@ use serde::Deserialize;
 /// The text of `ferry://readme`.
 pub(crate) const README: &str = "# Ferry reference server\n\nTools: echo, add, calculate, \
 get_timestamp, evaluate, countdown, log, sample, roots, elicit, elicit_url, image, audio, \
-embedded_resource, resource_link, mixed, weather.\nResources: server://info, ferry://readme, \
-ferry://logo.png, ferry://notes/{id}.\nPrompts: code_review, summarize.\n";
+embedded_resource, resource_link, mixed, weather, change_tools, change_prompts, tick_clock.\n\
+Resources: server://info, ferry://readme, ferry://logo.png, ferry://clock, ferry://notes/{id}.\n\
+Prompts: code_review, summarize.\n\nChanges while serving: change_tools and change_prompts \
+add or remove the tool and the prompt `surprise` (tools/list_changed, prompts/list_changed); \
+ferry://clock is updated every 10 s and by tick_clock (resources/updated to its \
+subscribers). With several instances (--redis) every instance follows.\n";
 
 /// The notes behind `ferry://notes/{id}`.
 const NOTES: &[(&str, &str)] = &[

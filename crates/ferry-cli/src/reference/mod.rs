@@ -5,13 +5,15 @@
 //! - [`evaluate`]: the seed 000 tool, a persistent sandboxed scripting session per client;
 //! - [`interactive`]: progress and cancellation, logging, sampling, roots, elicitation;
 //! - [`media`]: image, audio, embedded resource, resource link, mixed and structured content;
-//! - [`catalog`]: `server://info` and other resources, a template, prompts, completions.
+//! - [`catalog`]: `server://info` and other resources, a template, prompts, completions;
+//! - [`live`]: what changes while it serves (a tool and a prompt that come and go, a clock).
 
 mod calculate;
 mod catalog;
 pub(crate) mod conformance;
 mod evaluate;
 mod interactive;
+pub(crate) mod live;
 mod media;
 
 use ferry::server::{Json, Server, ToolContext};
@@ -72,6 +74,7 @@ pub(crate) fn server_with(
     let builder = interactive::register(builder);
     let builder = media::register(builder);
     let builder = catalog::register(builder);
+    let builder = live::register(builder);
     // `FERRY_PAGE_SIZE` shrinks list pages, so clients' pagination can be exercised.
     let page_size = std::env::var("FERRY_PAGE_SIZE")
         .ok()

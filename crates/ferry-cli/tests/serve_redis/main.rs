@@ -951,3 +951,158 @@ async fn session_data_follows_the_session_over_instances() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
+
+/// Read `response`'s SSE body until it contains `needle`, within 10 s.
+async fn read_until(response: &mut reqwest::Response, seen: &mut String, needle: &str) {
+    while !seen.contains(needle) {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), response.chunk())
+            .await
+            .unwrap_or_else(|_| panic!("no {needle:?} within 10 s: {seen}"))
+            .expect("read")
+            .expect("the stream stays open");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+}
+
+/// The reference server's changes reach every instance: `subscriptions/listen` held on
+/// instance A hears the `tools/list_changed` of a `change_tools` served by instance B, and
+/// instance C lists the tool B added (B told the others); a session-era subscriber whose
+/// GET stream is on A hears the `resources/updated` of a `tick_clock` served by C.
+#[tokio::test]
+async fn changes_reach_listeners_and_subscribers_on_every_instance() {
+    let redis = Redis::start();
+    let prefix = prefix("live");
+    let instances: Vec<Instance> = (0..3)
+        .map(|_| Instance::start(&redis.url(), &prefix, &[]))
+        .collect();
+    let (a, b, c) = (&instances[0], &instances[1], &instances[2]);
+    let http = reqwest::Client::new();
+    let stateless = |id: &str, method: &str, params: serde_json::Value| {
+        let mut params = params;
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"}});
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+    };
+    let post = |url: String, method: &'static str, body: serde_json::Value| {
+        let mut request = http
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", method);
+        if method == "tools/call" {
+            let name = body["params"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            request = request.header("mcp-name", name);
+        }
+        request.body(body.to_string()).send()
+    };
+
+    let mut listen = post(
+        a.url(),
+        "subscriptions/listen",
+        stateless(
+            "listen",
+            "subscriptions/listen",
+            json!({"notifications": {"toolsListChanged": true}}),
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(listen.status(), 200);
+    let mut heard = String::new();
+    read_until(
+        &mut listen,
+        &mut heard,
+        "notifications/subscriptions/acknowledged",
+    )
+    .await;
+
+    let added = post(
+        b.url(),
+        "tools/call",
+        stateless(
+            "add",
+            "tools/call",
+            json!({"name": "change_tools", "arguments": {"action": "add"}}),
+        ),
+    )
+    .await
+    .unwrap()
+    .text()
+    .await
+    .unwrap();
+    assert!(added.contains("the tool `surprise`: added"), "{added}");
+    read_until(&mut listen, &mut heard, "notifications/tools/list_changed").await;
+
+    // Every instance lists it once it heard (B told the others as it added it).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    for instance in [a, c] {
+        loop {
+            let listed = post(
+                instance.url(),
+                "tools/list",
+                stateless("list", "tools/list", json!({})),
+            )
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+            if listed.contains(r#""name":"surprise""#) {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{} never listed surprise: {listed}",
+                instance.url()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    let called = post(
+        c.url(),
+        "tools/call",
+        stateless(
+            "call",
+            "tools/call",
+            json!({"name": "surprise", "arguments": {}}),
+        ),
+    )
+    .await
+    .unwrap()
+    .text()
+    .await
+    .unwrap();
+    assert!(called.contains("Surprise!"), "{called}");
+    drop(listen);
+
+    // Session era: the GET stream on A, the subscription through B, the tick through C.
+    let session = Session::open(&b.url()).await;
+    let mut stream = session
+        .http
+        .get(a.url())
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session.id)
+        .header("mcp-protocol-version", session.revision)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    let subscribe = json!({"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe",
+                           "params": {"uri": "ferry://clock"}});
+    let (status, _) = session.send(&b.url(), &subscribe).await.unwrap();
+    assert_eq!(status, 200);
+    let (status, messages) = session
+        .call(&c.url(), 3, "tick_clock", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(status, 200, "{messages:?}");
+    let mut seen = String::new();
+    read_until(&mut stream, &mut seen, "notifications/resources/updated").await;
+    assert!(seen.contains("ferry://clock"), "{seen}");
+}

@@ -45,6 +45,13 @@ pub enum BackendChange {
     Prompts,
     /// The contents of the resource with this URI changed.
     ResourceUpdated(String),
+    /// A message of the application's to the other instances (`Server::tell_instances`).
+    Message {
+        /// What it is about.
+        topic: String,
+        /// Its content.
+        payload: String,
+    },
 }
 
 /// Serves the connections a transport opens (see the module docs).

@@ -473,6 +473,7 @@ async fn forward(shared: &Shared, id: &str, data: &RequestData, bytes: &Bytes) -
         change: None,
         from: shared.instance.to_string(),
         task: None,
+        record: false,
     };
     match store.publish(&message).await {
         Ok(()) => accepted(),

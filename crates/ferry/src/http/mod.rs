@@ -486,6 +486,15 @@ pub fn router_with(backend: Arc<dyn Backend>, config: HttpConfig) -> Router {
 }
 
 fn router_of(shared: Arc<Shared>) -> Router {
+    // Sessions shared: hear the other instances from the start (their changes and
+    // messages), not from this instance's first request; outside a runtime, at that
+    // request.
+    if shared.config.session_store.is_some()
+        && let Ok(runtime) = tokio::runtime::Handle::try_current()
+    {
+        let listening = Arc::clone(&shared);
+        runtime.spawn(async move { session::listen(&listening).await });
+    }
     let config = &shared.config;
     let mut router = Router::new().route(
         &config.endpoint,

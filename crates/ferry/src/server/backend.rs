@@ -61,6 +61,10 @@ impl Backend for Server {
             BackendChange::Resources => Change::Resources,
             BackendChange::Prompts => Change::Prompts,
             BackendChange::ResourceUpdated(uri) => Change::ResourceUpdated(uri.into()),
+            BackendChange::Message { topic, payload } => {
+                self.instance_message(&topic, &payload);
+                return;
+            }
         };
         self.changed_here(change);
     }

@@ -61,7 +61,12 @@ pub(super) struct Settings {
     pub(super) middleware: Vec<Arc<dyn super::middleware::Middleware>>,
     /// Run when a client says its roots changed.
     pub(super) roots_changed: Option<RootsHook>,
+    /// Run for each message another instance sent (`Server::tell_instances`).
+    pub(super) instance_message: Option<InstanceHook>,
 }
+
+/// A hook run for a message from another instance: `(server, topic, payload)`.
+pub(super) type InstanceHook = Arc<dyn Fn(&Server, &str, &str) + Send + Sync>;
 
 /// A hook run when a client says its roots changed.
 pub(super) type RootsHook =
@@ -151,6 +156,7 @@ impl Server {
                 visibility: Default::default(),
                 middleware: Vec::new(),
                 roots_changed: None,
+                instance_message: None,
             },
             request_state_key: None,
             request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
@@ -305,9 +311,28 @@ impl Server {
     }
 
     /// Tell subscribed clients that the contents of `uri` changed
-    /// (`notifications/resources/updated`).
+    /// (`notifications/resources/updated`), on every instance sharing this server's
+    /// sessions.
     pub fn notify_resource_updated(&self, uri: &str) {
         self.changed(Change::ResourceUpdated(uri.into()));
+    }
+
+    /// [`notify_resource_updated`](Self::notify_resource_updated) for this instance's
+    /// clients only: for a change every instance sees by itself (a clock, a file they all
+    /// read), which each would otherwise also tell the others.
+    pub fn notify_resource_updated_here(&self, uri: &str) {
+        self.changed_here(Change::ResourceUpdated(uri.into()));
+    }
+
+    /// Send `payload` under `topic` to the other instances of this server, whose
+    /// [`ServerBuilder::on_instance_message`] hook gets it; nothing where no transport
+    /// shares the sessions (one instance). Best effort: an instance that is down, or too
+    /// far behind, misses it.
+    pub fn tell_instances(&self, topic: &str, payload: &str) {
+        self.send_outbound(crate::engine::BackendChange::Message {
+            topic: topic.to_owned(),
+            payload: payload.to_owned(),
+        });
     }
 }
 
@@ -654,6 +679,34 @@ impl ServerBuilder {
         Fut: Future<Output = ()> + Send + 'static,
     {
         self.settings.roots_changed = Some(Arc::new(move |changed| Box::pin(hook(changed))));
+        self
+    }
+
+    /// Run `hook` for each message another instance of this server sends with
+    /// [`Server::tell_instances`] (instances that share their sessions through a session
+    /// store, Redis, hear each other): to apply there a change made on one instance, say
+    /// (a tool added while serving). Changes the hook makes to the server (`add_tool`...)
+    /// are announced to this instance's clients only, not sent on again.
+    ///
+    /// ```
+    /// use ferry::server::Server;
+    ///
+    /// let server = Server::builder("demo", "1.0.0")
+    ///     .on_instance_message(|server, topic, payload| {
+    ///         if topic == "demo/tools" && payload == "remove-echo" {
+    ///             server.remove_tool("echo");
+    ///         }
+    ///     })
+    ///     .build();
+    /// // On one instance: remove it here, and tell the others.
+    /// server.remove_tool("echo");
+    /// server.tell_instances("demo/tools", "remove-echo");
+    /// ```
+    pub fn on_instance_message<F>(mut self, hook: F) -> Self
+    where
+        F: Fn(&Server, &str, &str) + Send + Sync + 'static,
+    {
+        self.settings.instance_message = Some(Arc::new(hook));
         self
     }
 

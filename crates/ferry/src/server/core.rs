@@ -27,6 +27,12 @@ use super::tools::ToolEntry;
 use super::visibility::Visibility;
 use crate::engine::{BackendChange, EngineConfig, HandlerResult};
 
+thread_local! {
+    /// Set while an instance message's hook runs: the changes it makes were made on
+    /// another instance first, so they are not passed on again.
+    static APPLYING_ELSEWHERE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// An MCP server. Cheap to clone; every clone serves the same registry, and a change made
 /// through one (adding a tool, say) reaches every connected client.
 #[derive(Clone)]
@@ -308,10 +314,34 @@ impl Server {
     /// Announce a change made here: to this server's clients, and to other instances
     /// listening (`Backend::changes`).
     pub(super) fn changed(&self, change: Change) {
-        if let Some(outbound) = self.core.outbound.get() {
-            let _ = outbound.send(change.clone().into());
+        if !APPLYING_ELSEWHERE.with(std::cell::Cell::get) {
+            self.send_outbound(change.clone().into());
         }
         self.changed_here(change);
+    }
+
+    /// Pass `change` on to the other instances listening, if any.
+    pub(super) fn send_outbound(&self, change: BackendChange) {
+        if let Some(outbound) = self.core.outbound.get() {
+            let _ = outbound.send(change);
+        }
+    }
+
+    /// A message another instance sent: to the application's hook, the changes it makes
+    /// announced here only.
+    pub(super) fn instance_message(&self, topic: &str, payload: &str) {
+        let Some(hook) = self.settings().instance_message.clone() else {
+            return;
+        };
+        struct Reset;
+        impl Drop for Reset {
+            fn drop(&mut self) {
+                APPLYING_ELSEWHERE.with(|flag| flag.set(false));
+            }
+        }
+        APPLYING_ELSEWHERE.with(|flag| flag.set(true));
+        let _reset = Reset;
+        hook(self, topic, payload);
     }
 
     /// A change made by another instance: to this server's clients only.

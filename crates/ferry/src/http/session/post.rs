@@ -98,7 +98,10 @@ pub(crate) async fn post(
         && let Some(change) = shared::change_of(&bytes)
     {
         match store.update(&session.id, &change).await {
-            Ok(Some(version)) => shared::changed(&session, &change, version).await,
+            Ok(Some(version)) => {
+                shared::changed(&session, &change, version).await;
+                shared::tell_record_changed(shared, store.as_ref(), &session.id).await;
+            }
             Ok(None) => return unknown_session(),
             Err(e) => return shared::unavailable(&e),
         }

@@ -394,6 +394,7 @@ async fn tell_changes(
             change: Some(change),
             from: instance.clone(),
             task: None,
+            record: false,
         };
         if let Err(e) = store.publish(&message).await {
             tracing::warn!("cannot tell the other instances of a change: {e}");
@@ -412,6 +413,20 @@ async fn deliver(shared: &Shared, message: BusMessage) {
     if let Some(change) = message.change {
         if message.from != *shared.instance {
             shared.backend.changed_elsewhere(change);
+        }
+        return;
+    }
+    if message.record {
+        let here = shared
+            .sessions
+            .find(&message.session, shared.config.session_idle_timeout);
+        if let (Some(session), Some(store), true) = (
+            here,
+            shared.config.session_store.as_deref(),
+            message.from != *shared.instance,
+        ) && let Err(e) = catch_up(store, &session).await
+        {
+            tracing::debug!(session = %session.id, "cannot catch up with the record: {e}");
         }
         return;
     }
@@ -516,6 +531,18 @@ pub(super) fn cancelled_id(frame: &[u8]) -> Option<RequestId> {
     (notification.method == "notifications/cancelled").then_some(notification.params.request_id)
 }
 
+/// Tell every instance that `session`'s record changed, so that one serving it catches
+/// up at once (a subscription taken here reaches the instance holding the GET stream
+/// before that one's next request). Best effort: a missed one is caught up at the next
+/// request.
+pub(super) async fn tell_record_changed(shared: &Shared, store: &dyn SessionStore, session: &str) {
+    let mut message = bus_message(shared, None, session, b"");
+    message.record = true;
+    if let Err(e) = store.publish(&message).await {
+        tracing::debug!("cannot tell the other instances of a record change: {e}");
+    }
+}
+
 /// A client's message for instance `to` (or all), about `session`.
 fn bus_message(shared: &Shared, to: Option<String>, session: &str, frame: &[u8]) -> BusMessage {
     BusMessage {
@@ -526,6 +553,7 @@ fn bus_message(shared: &Shared, to: Option<String>, session: &str, frame: &[u8])
         change: None,
         from: shared.instance.to_string(),
         task: None,
+        record: false,
     }
 }
 

@@ -225,6 +225,7 @@ impl TaskShare for StoreTasks {
                 change: None,
                 from: self.instance.to_string(),
                 task: Some(id.to_owned()),
+                record: false,
             };
             if let Err(e) = self.store.publish(&message).await {
                 tracing::warn!("cannot tell the other instances to stop task {id}: {e}");

@@ -104,6 +104,10 @@ pub struct BusMessage {
     /// that gets this.
     #[serde(default)]
     pub task: Option<String>,
+    /// Instead of a message: the session's record changed (a subscription, a log
+    /// level); an instance serving the session catches up at once.
+    #[serde(default)]
+    pub record: bool,
 }
 
 /// The most tasks a store keeps per session (the oldest go first).
