@@ -225,14 +225,14 @@ fn exit_code_1_for_is_error_and_json_rpc_errors() {
 #[test]
 fn an_answer_over_the_message_limit_fails_at_once() {
     // (`tools/list`, which `call` reads first, is under the limit; the answer is over.)
-    let text = format!("text={}", "x".repeat(10_000));
+    let text = format!("text={}", "x".repeat(20_000));
     let started = std::time::Instant::now();
     let run = ferry(&[
         "call",
         "echo",
         &text,
         "--max-message-bytes",
-        "8000",
+        "15000",
         "--timeout",
         "30",
         "--",
@@ -250,7 +250,11 @@ fn an_answer_over_the_message_limit_fails_at_once() {
         "{}",
         run.stderr
     );
-    assert!(run.stderr.contains("limit of 8000 bytes"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("limit of 15000 bytes"),
+        "{}",
+        run.stderr
+    );
     // The default takes it.
     ferry(&["call", "echo", &text, "--", FERRY, "serve"]).exit(0);
 }
