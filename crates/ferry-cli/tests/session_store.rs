@@ -7,6 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use ferry::engine::{DataEntry, DataSaved};
 use ferry::http::store::{
     BusMessage, MAX_SHARED_TASKS, MemorySessionStore, RecordChange, RedisConfig, RedisSessionStore,
     SessionRecord, SessionStore, TaskRecord,
@@ -227,10 +228,76 @@ async fn task_contract(store: Arc<dyn SessionStore>) {
     assert!(store.list_tasks("s").await.unwrap().is_empty());
 }
 
+/// A session's application data (`SessionData`): compare-and-set on each value's version,
+/// the session's bound over all its values, and gone with the record (removed or expired).
+async fn data_contract(store: Arc<dyn SessionStore>) {
+    let ttl = Duration::from_millis(400);
+    assert_eq!(store.load_data("d", "k").await.unwrap(), None, "no record");
+    assert_eq!(store.save_data("d", "k", 0, "1", 100).await.unwrap(), None);
+    store.create(&record("d"), ttl).await.unwrap();
+    assert_eq!(
+        store.load_data("d", "k").await.unwrap(),
+        Some(DataEntry::default())
+    );
+    assert_eq!(
+        store.save_data("d", "k", 0, "1", 100).await.unwrap(),
+        Some(DataSaved::Saved(1))
+    );
+    // Saved from a stale version: a conflict, and nothing changes.
+    assert_eq!(
+        store.save_data("d", "k", 0, "2", 100).await.unwrap(),
+        Some(DataSaved::Conflict)
+    );
+    assert_eq!(
+        store.save_data("d", "k", 1, "\"two\"", 100).await.unwrap(),
+        Some(DataSaved::Saved(2))
+    );
+    let kept = store.load_data("d", "k").await.unwrap().unwrap();
+    assert_eq!((kept.json.as_deref(), kept.version), (Some("\"two\""), 2));
+    // The bound counts every key and value of the session: k (1 + 5 bytes) and j.
+    let big = format!("\"{}\"", "x".repeat(95));
+    assert_eq!(
+        store.save_data("d", "j", 0, &big, 100).await.unwrap(),
+        Some(DataSaved::TooLarge)
+    );
+    assert_eq!(
+        store.load_data("d", "j").await.unwrap(),
+        Some(DataEntry::default())
+    );
+    assert_eq!(
+        store.save_data("d", "j", 0, "[1,2]", 100).await.unwrap(),
+        Some(DataSaved::Saved(1))
+    );
+    // Replacing a value frees its old size.
+    assert_eq!(
+        store
+            .save_data("d", "k", 2, &format!("\"{}\"", "y".repeat(80)), 100)
+            .await
+            .unwrap(),
+        Some(DataSaved::Saved(3))
+    );
+    // The data does not touch the record (its version counts the client's changes).
+    assert_eq!(store.touch("d", ttl).await.unwrap(), Some(0));
+    assert_eq!(store.load("d").await.unwrap(), Some(record("d")));
+    store.remove("d").await.unwrap();
+    assert_eq!(store.load_data("d", "k").await.unwrap(), None);
+    // A record that expires takes its data with it.
+    store.create(&record("e"), ttl).await.unwrap();
+    store.save_data("e", "k", 0, "1", 100).await.unwrap();
+    tokio::time::sleep(ttl + Duration::from_millis(200)).await;
+    assert_eq!(store.load_data("e", "k").await.unwrap(), None);
+    store.create(&record("e"), ttl).await.unwrap();
+    assert_eq!(
+        store.load_data("e", "k").await.unwrap(),
+        Some(DataEntry::default())
+    );
+}
+
 #[tokio::test]
 async fn the_memory_store_keeps_the_contract() {
     contract(Arc::new(MemorySessionStore::new())).await;
     task_contract(Arc::new(MemorySessionStore::new())).await;
+    data_contract(Arc::new(MemorySessionStore::new())).await;
 }
 
 #[cfg(feature = "peers")]
@@ -241,6 +308,7 @@ async fn the_redis_store_keeps_the_contract() {
     let store = RedisSessionStore::new(RedisConfig::new(url.as_str()).prefix("t1:")).unwrap();
     contract(Arc::new(store.clone())).await;
     task_contract(Arc::new(store.clone())).await;
+    data_contract(Arc::new(store.clone())).await;
 
     // Every instance gets the same secret; another prefix another one.
     let other = RedisSessionStore::new(RedisConfig::new(url.as_str()).prefix("t1:")).unwrap();
