@@ -7,13 +7,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use ferry::client::{Client, ClientError, TaskEvent};
+use ferry::client::{Client, ClientError, ElicitationModes, TaskEvent};
 use ferry::engine::Transport;
 use ferry::http::HttpConfig;
 use ferry::http_client::HttpClientConfig;
 use ferry::protocol::ProtocolVersion;
 use ferry::protocol::types::{
-    CallToolResult, ContentBlock, CreateMessageResult, TaskStatus, TaskSupport, Tool,
+    CallToolResult, ContentBlock, CreateMessageResult, ElicitRequestFormParams,
+    ElicitRequestParams, ElicitResult, TaskStatus, TaskSupport, Tool,
 };
 use ferry::server::{Context, Server};
 use schemars::JsonSchema;
@@ -83,6 +84,17 @@ fn server(stopped: Arc<AtomicUsize>) -> Server {
             ),
             |_: NoArgs, cx: Context| async move { ask_as_task(&cx).await },
         )
+        .tool_with(
+            optional("confirm", "Asks the user to confirm, then answers"),
+            |_: NoArgs, cx: Context| async move {
+                let form = ElicitRequestParams::Form(ElicitRequestFormParams {
+                    message: "Go on?".into(),
+                    ..Default::default()
+                });
+                let answer = cx.elicit(form).await.map_err(|e| e.to_string())?;
+                Ok::<_, String>(format!("{:?}", answer.action))
+            },
+        )
         .tool(
             "plain",
             "Cannot run as a task",
@@ -148,6 +160,16 @@ fn builder() -> ferry::client::ClientBuilder {
     Client::builder("tasks-client", "1.0.0")
         .version(ProtocolVersion::V2025_11_25)
         .on_sampling(|_| async { Ok(CreateMessageResult::text("test-model", "4")) })
+        .on_elicitation_with(ElicitationModes::Form, |params| async move {
+            // Answers only a request that names the task it belongs to.
+            let ElicitRequestParams::Form(form) = params else {
+                return Ok(ElicitResult::decline());
+            };
+            match form.meta.and_then(|m| m.related_task) {
+                Some(_) => Ok(ElicitResult::accept(json!({}))),
+                None => Ok(ElicitResult::decline()),
+            }
+        })
 }
 
 async fn in_memory(stopped: &Arc<AtomicUsize>) -> Client {
@@ -244,6 +266,32 @@ async fn requestor(client: &Client, stopped: &Arc<AtomicUsize>) {
         TaskStatus::Failed
     );
 
+    // A task whose tool asks for input: it waits for input meanwhile, and the request
+    // names the task (the handler declines any that does not).
+    let mut asking = client
+        .call_tool_as_task("confirm", json!({}), None)
+        .await
+        .unwrap();
+    let mut statuses = Vec::new();
+    let result = asking
+        .wait_with(|event| {
+            if let TaskEvent::Status(t) = event {
+                statuses.push(t.status);
+            }
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        result.content,
+        vec![ContentBlock::text("Accept")],
+        "{statuses:?}"
+    );
+    assert!(
+        statuses.contains(&TaskStatus::InputRequired),
+        "{statuses:?}"
+    );
+    assert_eq!(statuses.last(), Some(&TaskStatus::Completed));
+
     // A tool that does not support tasks is refused by the server (-32601).
     let refused = client
         .call_tool_as_task("plain", json!({}), None)
@@ -318,7 +366,7 @@ async fn tasks_are_refused_before_sending_where_they_do_not_apply() {
     // The client declares task support for its handlers in 2025-11-25 only.
     let tasks = client.capabilities().tasks.as_ref().unwrap();
     assert!(tasks.requests.as_ref().unwrap().sampling.is_some());
-    assert!(tasks.requests.as_ref().unwrap().elicitation.is_none());
+    assert!(tasks.requests.as_ref().unwrap().elicitation.is_some());
 }
 
 /// A session kept open by one connection is taken up by another (as `ferry call --task

@@ -306,13 +306,14 @@ impl Context {
         }
     }
 
-    /// Session era: a real request to the client.
+    /// Session era: a real request to the client. A tool running as a task (2025-11-25)
+    /// names its task in the request's `_meta`, and the task waits for input meanwhile.
     async fn send<R: DeserializeOwned>(&self, request: InputRequest) -> Result<R, InputError> {
         let method = request.method();
-        let outcome = match &request {
-            InputRequest::CreateMessage(p) => self.peer.request::<_, Value>(method, p).await,
-            InputRequest::ListRoots(p) => self.peer.request::<_, Value>(method, p).await,
-            InputRequest::Elicit(p) => self.peer.request::<_, Value>(method, p).await,
+        let params = match &request {
+            InputRequest::CreateMessage(p) => serde_json::to_value(p),
+            InputRequest::ListRoots(p) => serde_json::to_value(p),
+            InputRequest::Elicit(p) => serde_json::to_value(p),
             other => {
                 return Err(InputError::NotInRevision(format!(
                     "{} is not a request Ferry can send",
@@ -320,6 +321,24 @@ impl Context {
                 )));
             }
         };
+        let mut params = params.map_err(|e| InputError::Failed(e.to_string()))?;
+        let task = super::tasks::current();
+        if let (Some(task), Value::Object(object)) = (&task, &mut params) {
+            let meta = object
+                .entry("_meta")
+                .or_insert_with(|| Value::Object(Default::default()));
+            if let Value::Object(meta) = meta {
+                meta.insert(
+                    ferry_protocol::types::keys::RELATED_TASK.into(),
+                    serde_json::json!({ "taskId": task.id() }),
+                );
+            }
+            task.asking().await;
+        }
+        let outcome = self.peer.request::<_, Value>(method, &params).await;
+        if let Some(task) = &task {
+            task.answered().await;
+        }
         let value = outcome.map_err(|e| match e {
             CallError::Rpc(error) => InputError::Refused(error),
             other => InputError::Failed(other.to_string()),

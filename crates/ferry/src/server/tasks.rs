@@ -2,6 +2,11 @@
 //! it created; the tool runs in the background; the client polls `tasks/get`, waits on
 //! `tasks/result`, lists with `tasks/list` and stops with `tasks/cancel`.
 //!
+//! A task's tool reports progress with the request's token for the task's whole life,
+//! and its requests to the client (sampling, elicitation, roots) name the task in their
+//! `_meta` (`io.modelcontextprotocol/related-task`); the task is `input_required` while
+//! one is pending, as the spec asks, so the client knows to answer.
+//!
 //! A tool opts in with `execution.taskSupport` (`optional` or `required`) in its
 //! description; the server declares the `tasks` capability exactly when one does. Tasks
 //! belong to the connection that created them (the requestor), so one client never sees
@@ -284,7 +289,14 @@ pub(crate) async fn start(
     let call_for_task = *call;
     let peer = cx.peer.clone();
     let share = store.share.clone();
-    tokio::spawn(async move {
+    let link = Arc::new(TaskLink {
+        id: id.clone(),
+        entry: Arc::clone(&entry),
+        share: share.clone(),
+        peer: peer.clone(),
+        asking: std::sync::atomic::AtomicUsize::new(0),
+    });
+    tokio::spawn(RUNNING.scope(link, async move {
         let arguments = tools::Arguments::Object(params.arguments.take());
         let around = Around::of(&cx);
         let outcome = match tools::call(
@@ -304,7 +316,7 @@ pub(crate) async fn start(
         let task = finish(&entry, outcome, share.as_deref()).await;
         let params = TaskStatusNotificationParams { task, meta: None };
         let _ = peer.notify("notifications/tasks/status", &params).await;
-    });
+    }));
     server.reply(
         CreateTaskResult {
             task: created,
@@ -312,6 +324,77 @@ pub(crate) async fn start(
         },
         call.version,
     )
+}
+
+tokio::task_local! {
+    /// The task whose tool runs on this tokio task: what its input requests belong to.
+    static RUNNING: Arc<TaskLink>;
+}
+
+/// A running task as its tool's input requests see it: they name it, and it waits for
+/// input (`input_required`) while any is pending.
+pub(crate) struct TaskLink {
+    id: String,
+    entry: Arc<Entry>,
+    share: Option<Arc<dyn TaskShare>>,
+    peer: crate::engine::Peer,
+    /// Input requests pending.
+    asking: std::sync::atomic::AtomicUsize,
+}
+
+/// The task the current tool runs as, if it runs as one.
+pub(crate) fn current() -> Option<Arc<TaskLink>> {
+    RUNNING.try_with(Arc::clone).ok()
+}
+
+impl TaskLink {
+    /// The task's id.
+    pub(crate) fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// An input request of the task's tool starts: the task waits for input.
+    pub(crate) async fn asking(&self) {
+        if self.asking.fetch_add(1, Ordering::SeqCst) == 0 {
+            self.set(TaskStatus::InputRequired).await;
+        }
+    }
+
+    /// An input request of the task's tool ended: the task works again when none is left.
+    pub(crate) async fn answered(&self) {
+        if self.asking.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.set(TaskStatus::Working).await;
+        }
+    }
+
+    /// Move a task that has not ended to `status` (shared, where it is), and say so.
+    async fn set(&self, status: TaskStatus) {
+        let task = {
+            let mut state = self.entry.lock();
+            if terminal(state.task.status) || state.task.status == status {
+                return;
+            }
+            state.task.status = status;
+            state.task.status_message = (status == TaskStatus::InputRequired)
+                .then(|| "The task waits for the client's input.".to_owned());
+            state.task.last_updated_at = now_rfc3339();
+            state.task.clone()
+        };
+        if let Some(share) = &self.share {
+            let shared = SharedTask {
+                task: task.clone(),
+                outcome: None,
+            };
+            if let Err(error) = share.save(&shared).await {
+                tracing::warn!("cannot share task {}'s status: {}", self.id, error.message);
+            }
+        }
+        let params = TaskStatusNotificationParams { task, meta: None };
+        let _ = self
+            .peer
+            .notify("notifications/tasks/status", &params)
+            .await;
+    }
 }
 
 /// Record a task's end (`None`: cancelled), in the share first if there is one (which
