@@ -83,7 +83,8 @@ pub(super) async fn post(app: &Arc<App>, op: &str, body: &[u8]) -> Result<Value,
     match op {
         "list" => list(app, parse(body)?).await,
         "call" => call(app, parse(body)?).await,
-        "cancel" => cancel(app, parse(body)?),
+        "cancel" => cancel(app, parse(body)?).await,
+        "tasks" => tasks(app, parse(body)?).await,
         "read" => read(app, parse(body)?).await,
         "subscribe" => subscribe(app, parse(body)?).await,
         "prompt" => prompt(app, parse(body)?).await,
@@ -206,6 +207,9 @@ struct CallRequest {
     name: String,
     #[serde(default)]
     arguments: Value,
+    /// Run it as a task (2025-11-25): its state is sent as `task` events.
+    #[serde(default)]
+    task: bool,
 }
 
 /// `tools/call`, its progress sent as events; answers when the call ends, or
@@ -249,13 +253,31 @@ async fn call(app: &Arc<App>, request: CallRequest) -> Result<Value, Failure> {
                 format!("a call {call_id} is in flight already"),
             ));
         }
-        let task =
-            tokio::spawn(async move { client.call_tool_with(&name, arguments, options).await });
+        let task = if request.task {
+            let (shared, event_call) = (app.shared.clone(), call_id.clone());
+            let app = Arc::clone(app);
+            tokio::spawn(async move {
+                run_as_task(
+                    &app,
+                    &shared,
+                    conn_id,
+                    &event_call,
+                    client,
+                    &name,
+                    arguments,
+                    options,
+                )
+                .await
+            })
+        } else {
+            tokio::spawn(async move { client.call_tool_with(&name, arguments, options).await })
+        };
         calls.insert(call_id.clone(), task.abort_handle());
         task
     };
     let outcome = task.await;
     lock(&app.calls).remove(&call_id);
+    lock(&app.task_calls).remove(&call_id);
     let _ = tokio::time::timeout(PROGRESS_GRACE, forward).await;
     match outcome {
         Ok(Ok(result)) => Ok(json!({"result": result})),
@@ -274,8 +296,54 @@ struct CancelRequest {
     call_id: String,
 }
 
-/// Stop a call in flight: the client sends `notifications/cancelled`.
-fn cancel(app: &Arc<App>, request: CancelRequest) -> Result<Value, Failure> {
+/// A call run as a task: the task followed to its end, its state and progress sent as
+/// events (progress through `options.progress`, whose forwarding the caller runs).
+#[allow(clippy::too_many_arguments)]
+async fn run_as_task(
+    app: &Arc<App>,
+    shared: &Arc<super::Shared>,
+    conn_id: u64,
+    call_id: &str,
+    client: ferry::client::Client,
+    name: &str,
+    arguments: Value,
+    options: CallOptions,
+) -> Result<ferry::protocol::types::CallToolResult, ferry::client::ClientError> {
+    let mut task = client.call_tool_as_task(name, arguments, None).await?;
+    let emit = |task: &ferry::protocol::types::Task| {
+        shared.hub.emit(json!({
+            "type": "task", "conn": conn_id, "callId": call_id, "task": task, "time": now_ms(),
+        }));
+    };
+    emit(task.task());
+    lock(&app.task_calls).insert(call_id.to_owned(), (client.clone(), task.id().to_owned()));
+    let progress = options.progress;
+    task.wait_with(|event| match event {
+        ferry::client::TaskEvent::Progress(update) => {
+            if let Some(progress) = &progress {
+                let _ = progress.try_send(update);
+            }
+        }
+        ferry::client::TaskEvent::Status(state) => emit(&state),
+        _ => {}
+    })
+    .await
+}
+
+/// Stop a call in flight: the client sends `notifications/cancelled`; a call run as a
+/// task has its task cancelled (`tasks/cancel`).
+async fn cancel(app: &Arc<App>, request: CancelRequest) -> Result<Value, Failure> {
+    let task = lock(&app.task_calls).remove(&request.call_id);
+    if let Some((client, id)) = task {
+        let cancelled = client
+            .cancel_task(&id)
+            .await
+            .map_err(|e| upstream("tasks/cancel", &e))?;
+        if let Some(call) = lock(&app.calls).remove(&request.call_id) {
+            call.abort();
+        }
+        return Ok(json!({"cancelled": true, "task": cancelled}));
+    }
     match lock(&app.calls).remove(&request.call_id) {
         Some(call) => {
             call.abort();
@@ -286,6 +354,22 @@ fn cancel(app: &Arc<App>, request: CancelRequest) -> Result<Value, Failure> {
             format!("no call {} in flight", request.call_id),
         )),
     }
+}
+
+#[derive(Deserialize)]
+struct TasksRequest {
+    conn: u64,
+}
+
+/// `tasks/list` of the connection (2025-11-25).
+async fn tasks(app: &Arc<App>, request: TasksRequest) -> Result<Value, Failure> {
+    let conn = conn(app, request.conn).await?;
+    let tasks = conn
+        .client
+        .list_all_tasks()
+        .await
+        .map_err(|e| upstream("tasks/list", &e))?;
+    Ok(json!({ "tasks": tasks }))
 }
 
 #[derive(Deserialize)]

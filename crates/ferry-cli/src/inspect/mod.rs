@@ -95,6 +95,9 @@ pub(crate) struct App {
     next_conn: AtomicU64,
     /// Tool calls in flight, by the page's call id, so that Cancel can stop them.
     calls: std::sync::Mutex<std::collections::HashMap<String, AbortHandle>>,
+    /// The tasks those calls run as (2025-11-25), by call id: Cancel cancels the task.
+    task_calls:
+        std::sync::Mutex<std::collections::HashMap<String, (ferry::client::Client, String)>>,
 }
 
 /// Run `ferry inspect`.
@@ -153,6 +156,7 @@ pub(crate) async fn run(args: InspectArgs) -> ExitCode {
         conns: tokio::sync::Mutex::new(BTreeMap::new()),
         next_conn: AtomicU64::new(1),
         calls: std::sync::Mutex::new(std::collections::HashMap::new()),
+        task_calls: std::sync::Mutex::new(std::collections::HashMap::new()),
     });
     if let Err(e) = app.open(args.common.clone()).await {
         note!("ferry inspect: {e}");

@@ -253,6 +253,31 @@ try {
     return `${shown}; cancelled countdowns ${before} -> ${after}`;
   });
 
+  if (mode === 'stdio') {
+    await check('countdown as a task: its state and result shown; Cancel cancels the task', async () => {
+      // Pinned to 2025-11-25, where tasks are: the form offers to run as one.
+      await chooseTool('countdown');
+      await page.fill('#tool-detail [data-path="steps"]', '3');
+      await page.fill('#tool-detail [data-path="interval_ms"]', '50');
+      await page.check('#task-toggle');
+      await page.click('#call-button');
+      await page.waitForSelector('#call-result .result', { timeout: TIMEOUT });
+      const done = await page.textContent('#call-task');
+      assert(/^Task [0-9a-f]+: completed/.test(done), `task line: ${done}`);
+      assert(/counted 3 steps/.test(await page.innerText('#call-result')), 'the task\'s result shown');
+      await page.fill('#tool-detail [data-path="steps"]', '100');
+      await page.fill('#tool-detail [data-path="interval_ms"]', '100');
+      await page.click('#call-button');
+      await page.waitForFunction(() => /: working/.test(document.querySelector('#call-task')?.textContent || ''), null, { timeout: TIMEOUT });
+      await shot('tools-countdown-task');
+      await page.click('#cancel-button');
+      await page.waitForSelector('#call-result [data-kind="cancelled"]', { timeout: TIMEOUT });
+      const cancelled = await page.textContent('#call-result');
+      assert(/tasks\/cancel/.test(cancelled), cancelled);
+      return done;
+    });
+  }
+
   await check('image: the result renders', async () => {
     await call('image', {});
     const width = await page.$eval('#call-result img', (img) => img.complete && img.naturalWidth);

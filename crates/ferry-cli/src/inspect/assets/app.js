@@ -319,6 +319,11 @@ function selectTool(tool) {
   const callButton = h('button', { type: 'submit', class: 'primary', id: 'call-button' }, 'Call');
   const cancelButton = h('button', { type: 'button', id: 'cancel-button', disabled: true }, 'Cancel');
   const result = h('div', { id: 'call-result', 'aria-live': 'polite' });
+  // Tasks (2025-11-25): offered when the tool supports them and the connection speaks it.
+  const support = tool.execution?.taskSupport;
+  const tasksHere = (support === 'optional' || support === 'required') && conn()?.info.protocolVersion === '2025-11-25';
+  const asTask = tasksHere ? h('input', { type: 'checkbox', id: 'task-toggle', checked: support === 'required', disabled: support === 'required' }) : null;
+  const taskLine = h('div', { id: 'call-task', class: 'muted', 'aria-live': 'polite', hidden: true });
   const a = tool.annotations || {};
   // The form's own checks (listed under it) rather than the browser's bubbles.
   const formEl = h('form', { novalidate: true, onsubmit: async (event) => {
@@ -341,7 +346,10 @@ function selectTool(tool) {
       args = read.value;
     }
     const callId = uid('call');
-    state.call = { id: callId, progress, progressText };
+    const task = Boolean(asTask?.checked);
+    state.call = { id: callId, progress, progressText, taskLine };
+    taskLine.hidden = !task;
+    taskLine.textContent = task ? 'Starting the task…' : '';
     callButton.disabled = true;
     cancelButton.disabled = false;
     progress.hidden = false;
@@ -351,7 +359,7 @@ function selectTool(tool) {
     const started = performance.now();
     const cancel = () => post('cancel', { callId }).catch(() => {});
     cancelButton.onclick = cancel;
-    const answer = await attempt(result, () => post('call', { conn: state.current, callId, name: tool.name, arguments: args }));
+    const answer = await attempt(result, () => post('call', { conn: state.current, callId, name: tool.name, arguments: args, task }));
     const ms = performance.now() - started;
     state.call = null;
     callButton.disabled = false;
@@ -359,7 +367,9 @@ function selectTool(tool) {
     progress.hidden = true;
     if (answer?.cancelled) {
       progressText.textContent = `Cancelled after ${ms.toFixed(0)} ms`;
-      result.append(h('div', { class: 'card', dataset: { kind: 'cancelled' } }, 'Cancelled: the server was sent notifications/cancelled.'));
+      result.append(h('div', { class: 'card', dataset: { kind: 'cancelled' } }, task
+        ? 'Cancelled: the task was cancelled (tasks/cancel).'
+        : 'Cancelled: the server was sent notifications/cancelled.'));
     } else if (answer) {
       progressText.textContent = `Answered in ${ms.toFixed(0)} ms`;
       result.append(render.callResult(answer.result, tool, { openResource }));
@@ -371,7 +381,9 @@ function selectTool(tool) {
     h('div', {}, h('h3', {}, 'Arguments'), form.el),
     h('div', {}, h('h3', {}, h('label', { for: jsonId }, 'As JSON')), json, jsonError)),
   formErrors,
-  h('div', { class: 'actions' }, callButton, cancelButton, progress, progressText));
+  asTask ? h('label', { class: 'task-toggle' }, asTask, ' Run as task (polled with tasks/get, its result from tasks/result)') : null,
+  h('div', { class: 'actions' }, callButton, cancelButton, progress, progressText),
+  taskLine);
   clear(detail,
     h('h2', {}, icon(tool), tool.name, tool.title && tool.title !== tool.name ? ` — ${tool.title}` : ''),
     tool.description ? h('p', {}, tool.description) : null,
@@ -381,6 +393,15 @@ function selectTool(tool) {
     tool.execution?.taskSupport ? h('p', { class: 'muted' }, `Task support: ${tool.execution.taskSupport}`) : null,
     formEl, result,
     tool.outputSchema ? h('details', {}, h('summary', {}, 'Output schema'), render.tree(tool.outputSchema, 3)) : null);
+}
+
+function onTask(event) {
+  const call = state.call;
+  if (!call || call.id !== event.callId) return;
+  const t = event.task;
+  call.taskLine.hidden = false;
+  call.taskLine.dataset.status = t.status;
+  call.taskLine.textContent = `Task ${t.taskId}: ${t.status}${t.statusMessage ? ` — ${t.statusMessage}` : ''}`;
 }
 
 function onProgress(event) {
@@ -969,6 +990,7 @@ function onEvent(event) {
   switch (event.type) {
     case 'wire': onWire(event); break;
     case 'progress': onProgress(event); break;
+    case 'task': onTask(event); break;
     case 'request': state.pending.set(event.id, event); renderInbox(); break;
     case 'request-done': state.pending.delete(event.id); renderInbox(); break;
     case 'connecting':
