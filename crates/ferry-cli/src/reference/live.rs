@@ -79,11 +79,19 @@ fn change_prompt(server: &Server, action: Action) -> bool {
     }
 }
 
-fn parse(payload: &str) -> Option<Action> {
-    match payload {
-        "add" => Some(Action::Add),
-        "remove" => Some(Action::Remove),
-        _ => None,
+impl Action {
+    /// As sent to the other instances (and as the arguments spell it).
+    fn as_str(self) -> &'static str {
+        match self {
+            Action::Add => "add",
+            Action::Remove => "remove",
+        }
+    }
+
+    fn parse(payload: &str) -> Option<Action> {
+        [Action::Add, Action::Remove]
+            .into_iter()
+            .find(|a| a.as_str() == payload)
     }
 }
 
@@ -111,12 +119,8 @@ pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
             "Add or remove the tool `surprise` (the server then sends tools/list_changed).",
             |args: Change, cx: Context| async move {
                 let changed = change_tool(cx.server(), args.action);
-                let payload = if args.action == Action::Add {
-                    "add"
-                } else {
-                    "remove"
-                };
-                cx.server().tell_instances(TOOLS_TOPIC, payload);
+                cx.server()
+                    .tell_instances(TOOLS_TOPIC, args.action.as_str());
                 said("the tool", args.action, changed)
             },
         )
@@ -125,12 +129,8 @@ pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
             "Add or remove the prompt `surprise` (the server then sends prompts/list_changed).",
             |args: Change, cx: Context| async move {
                 let changed = change_prompt(cx.server(), args.action);
-                let payload = if args.action == Action::Add {
-                    "add"
-                } else {
-                    "remove"
-                };
-                cx.server().tell_instances(PROMPTS_TOPIC, payload);
+                cx.server()
+                    .tell_instances(PROMPTS_TOPIC, args.action.as_str());
                 said("the prompt", args.action, changed)
             },
         )
@@ -147,7 +147,9 @@ pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
             vec![ResourceContents::text(CLOCK, "text/plain", now)]
         })
         .on_instance_message(|server, topic, payload| {
-            let Some(action) = parse(payload) else { return };
+            let Some(action) = Action::parse(payload) else {
+                return;
+            };
             match topic {
                 TOOLS_TOPIC => drop(change_tool(server, action)),
                 PROMPTS_TOPIC => drop(change_prompt(server, action)),

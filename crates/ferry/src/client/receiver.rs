@@ -57,7 +57,8 @@ impl Entry {
     }
 }
 
-fn terminal(status: TaskStatus) -> bool {
+/// Whether a task in `status` has ended: it never changes again.
+pub(super) fn terminal(status: TaskStatus) -> bool {
     matches!(
         status,
         TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled

@@ -21,6 +21,7 @@ use ferry_protocol::types::{
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+use super::receiver::terminal;
 use super::{CallOptions, Client, ClientError};
 
 /// The polling interval used when the server suggests none.
@@ -209,13 +210,6 @@ fn task_params(task_id: &str) -> TaskIdParams {
         task_id: task_id.to_owned(),
         meta: None,
     }
-}
-
-fn terminal(status: TaskStatus) -> bool {
-    matches!(
-        status,
-        TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
-    )
 }
 
 impl ToolTask {
