@@ -6,6 +6,12 @@
 //!   of the same client session, keyed by [`ferry::server::Context::session_key`]; other
 //!   sessions never see them. At most [`MAX_SESSIONS`] sessions are kept, the least
 //!   recently used forgotten first ([`sessions`]).
+//! - **Several instances** (Streamable HTTP over Redis): the session's state is also saved
+//!   in its session data ([`ferry::server::SessionData`], [`shared`]) with a generation
+//!   number; an instance whose copy is older reads it again before a script runs, and a
+//!   script whose save loses to another instance's runs again on the newer state (up to
+//!   [`MAX_SHARED_ATTEMPTS`] times), so a variable set through one instance is read
+//!   through every other.
 //! - **Transactions**: a script runs on a copy of its session's variables and functions,
 //!   committed only when it succeeds; a failed, timed-out or cancelled script leaves the
 //!   session as it was.
@@ -40,6 +46,7 @@ mod measure;
 mod report;
 mod sandbox;
 mod sessions;
+mod shared;
 
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -95,6 +102,10 @@ pub(crate) const MEMORY_BUDGET_BYTES: usize = 384 << 20;
 /// How long a call waits for one of the [`MAX_RUNNING_SCRIPTS`] before it is refused as
 /// busy: one script's [`TIME_LIMIT`], within which every running script ends.
 pub(crate) const QUEUE_WAIT: Duration = TIME_LIMIT;
+/// The session data a shared session may keep (as JSON): its variables as estimated are
+/// at most [`MAX_KEPT_BYTES`], and JSON spells some of them longer (a float, an escaped
+/// character), plus the scripts that define its functions.
+pub(crate) const MAX_SHARED_BYTES: usize = 32 << 20;
 /// Length of the `code` argument, in bytes.
 pub(crate) const MAX_CODE_BYTES: usize = 100_000;
 /// Printed output kept per call, in bytes; the rest is dropped with a note.
@@ -117,7 +128,7 @@ pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
     // Made by the first evaluation: building it (and dropping it at exit) is a large part
     // of the start-up, which a server whose clients never evaluate should not pay.
     let package = Arc::new(OnceLock::new());
-    builder.tool(
+    builder.session_data_limit(MAX_SHARED_BYTES).tool(
         "evaluate",
         "Evaluate Rhai code in a persistent session: variables (`let x = 40;`) and functions \
          (`fn f(a) { a + 2 }`) defined in one call stay available to the next calls of the \
@@ -134,7 +145,8 @@ pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
 }
 
 /// `scripts` run one after another in one new session, each as [`evaluate`] runs a call
-/// (on a thread of its own with [`STACK_BYTES`], every limit, never cancelled): the entry
+/// (on a thread of its own with [`STACK_BYTES`], every limit, never cancelled) in a session
+/// shared between instances, its state written and read back after each: the entry
 /// point of the fuzz target that includes this file (`fuzz/checks/evaluate.rs`) and of
 /// its corpus replay (`tests/fuzz_corpora.rs`); unused by the command itself.
 #[cfg(any(test, feature = "fuzzing"))]
@@ -159,7 +171,21 @@ pub(crate) fn fuzz_evaluate(scripts: Vec<String>) -> Vec<CallToolResult> {
                         .clone();
                     let deadline = Instant::now() + TIME_LIMIT;
                     let (engine, output) = sandbox::engine(package, deadline, || false);
-                    let result = session.run(&engine, &code);
+                    // As a shared session whose every call runs on another instance:
+                    // what a script keeps is written and read back before the next.
+                    let result = session
+                        .attempt(&engine, &code, true)
+                        .and_then(|(value, next)| {
+                            let text = next.text.as_ref().map(|(text, _)| text.clone());
+                            let generation = session.generation() + 1;
+                            session.commit(next, generation);
+                            match text {
+                                Some(text) => {
+                                    session.adopt(&engine, generation, &text).map(|()| value)
+                                }
+                                None => Ok(value),
+                            }
+                        });
                     report::result(report::Evaluation {
                         output: output.take(),
                         result,
@@ -173,7 +199,8 @@ pub(crate) fn fuzz_evaluate(scripts: Vec<String>) -> Vec<CallToolResult> {
 }
 
 /// Run `code` in the caller's session on a thread of its own, once one of the `running`
-/// slots is free.
+/// slots is free; in a session shared between instances, with the state the last call
+/// saved, wherever it ran ([`shared`]).
 async fn evaluate(
     sessions: &Sessions,
     running: &Arc<Semaphore>,
@@ -209,6 +236,167 @@ async fn evaluate(
             ),
         );
     };
+    let code = Arc::new(code);
+    let data = cx.session_data();
+    if !data.is_shared() {
+        return match run(session, slot, package, code, cx, None).await {
+            Ok(ran) => ran.report,
+            Err(report) => report,
+        };
+    }
+    let mut slot = slot;
+    for attempt in 0..MAX_SHARED_ATTEMPTS {
+        let store_failed = |e: ferry::server::DataError| {
+            report::refused(
+                "SESSION-STORE",
+                &format!("the session's state could not be read or saved: {e}"),
+            )
+        };
+        // The generation is small and read on every call; the state only when another
+        // instance saved a newer one.
+        let latest: u64 = match data.get(GENERATION_KEY).await {
+            Ok(latest) => latest,
+            Err(e) => return store_failed(e),
+        };
+        let saved = if latest == session.generation() {
+            None
+        } else {
+            match data.get::<Saved>(STATE_KEY).await {
+                Ok(saved) => Some(saved),
+                Err(e) => return store_failed(e),
+            }
+        };
+        let ran = run(
+            session,
+            slot,
+            Arc::clone(&package),
+            Arc::clone(&code),
+            cx.clone(),
+            saved,
+        )
+        .await;
+        let Ran {
+            report,
+            next,
+            session: back,
+            slot: back_slot,
+        } = match ran {
+            Ok(ran) => ran,
+            Err(report) => return report,
+        };
+        (session, slot) = (back, back_slot);
+        let Some(next) = next else {
+            return report;
+        };
+        let Some((text, _)) = &next.text else {
+            let generation = session.generation();
+            session.commit(next, generation);
+            return report;
+        };
+        let base = session.generation();
+        let generation = base + 1;
+        // The generation first: an instance that reads it before the state is saved
+        // reloads the state, and never keeps a copy older than what it read.
+        if let Err(e) = data
+            .update(GENERATION_KEY, |latest: &mut u64| {
+                *latest = (*latest).max(generation);
+            })
+            .await
+        {
+            return store_failed(e);
+        }
+        let won = data
+            .update(STATE_KEY, |saved: &mut Saved| {
+                if saved.generation != base {
+                    return false;
+                }
+                saved.generation = generation;
+                saved.state.clone_from(text);
+                true
+            })
+            .await;
+        match won {
+            Ok(true) => {
+                session.commit(next, generation);
+                return report;
+            }
+            // Another instance saved first: run again on what it saved, after a pause
+            // that spreads the contenders out.
+            Ok(false) => {
+                drop(next);
+                tokio::time::sleep(backoff(attempt)).await;
+            }
+            Err(ferry::server::DataError::TooLarge { limit }) => {
+                return report::refused(
+                    "SESSION-TOO-LARGE",
+                    &format!(
+                        "the script ran, but the session's state would take more than the \
+                         {limit} bytes a shared session keeps; nothing was changed"
+                    ),
+                );
+            }
+            Err(e) => return store_failed(e),
+        }
+    }
+    report::refused(
+        "SESSION-CONTENDED",
+        &format!(
+            "calls of this session on other instances changed its state {MAX_SHARED_ATTEMPTS} \
+             times while this one ran; nothing was changed, try again"
+        ),
+    )
+}
+
+/// What a session shared between instances keeps under [`STATE_KEY`].
+#[derive(Default, serde::Serialize, Deserialize)]
+struct Saved {
+    /// Counts the saves; the same number is kept under [`GENERATION_KEY`].
+    generation: u64,
+    /// The variables and function scripts ([`shared::write`]); empty before the first.
+    state: String,
+}
+
+/// The session-data key of the generation of a shared session's saved state.
+const GENERATION_KEY: &str = "evaluate.generation";
+/// The session-data key of a shared session's saved state.
+const STATE_KEY: &str = "evaluate.state";
+/// Runs of one call when other instances keep saving the session's state first.
+const MAX_SHARED_ATTEMPTS: u32 = 20;
+
+/// The pause before run `attempt + 2` of a call that lost to another instance: up to 1 ms
+/// doubling to 32 ms, at random.
+fn backoff(attempt: u32) -> Duration {
+    let ceiling_us = 1_000u64 << attempt.min(5);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::from(d.subsec_nanos()));
+    Duration::from_micros(nanos % ceiling_us)
+}
+
+/// A finished run.
+struct Ran {
+    /// The call's result.
+    report: CallToolResult,
+    /// In a shared session, on success: what the session would become.
+    next: Option<sessions::Next>,
+    /// The session, back.
+    session: tokio::sync::OwnedMutexGuard<sessions::Session>,
+    /// The running slot, back: held by the thread while it runs, so that a call whose
+    /// client hung up frees it only when its script ends.
+    slot: tokio::sync::OwnedSemaphorePermit,
+}
+
+/// Run `code` in `session` on a thread of its own (after adopting `saved`, another
+/// instance's state, when given); a local session commits on success.
+async fn run(
+    mut session: tokio::sync::OwnedMutexGuard<sessions::Session>,
+    slot: tokio::sync::OwnedSemaphorePermit,
+    package: Arc<OnceLock<rhai::Shared<rhai::Module>>>,
+    code: Arc<String>,
+    cx: ToolContext,
+    saved: Option<Saved>,
+) -> Result<Ran, CallToolResult> {
+    let shared = cx.session_data().is_shared();
     let cancel = cx.cancel.clone();
     let (done, result) = tokio::sync::oneshot::channel();
     // Every Rhai value of the call is made, shown and dropped on this thread.
@@ -222,23 +410,42 @@ async fn evaluate(
             let deadline = Instant::now() + TIME_LIMIT;
             let (engine, output) =
                 sandbox::engine(package, deadline, move || cancel.is_cancelled());
-            let result = session.run(&engine, &code);
+            let adopted = match saved {
+                Some(saved) => session.adopt(&engine, saved.generation, &saved.state),
+                None => Ok(()),
+            };
+            let (result, next) =
+                match adopted.and_then(|()| session.attempt(&engine, &code, shared)) {
+                    Ok((value, next)) if shared => (Ok(value), Some(next)),
+                    Ok((value, next)) => {
+                        let generation = session.generation();
+                        session.commit(next, generation);
+                        (Ok(value), None)
+                    }
+                    Err(failure) => (Err(failure), None),
+                };
             let report = report::result(report::Evaluation {
                 output: output.take(),
                 result,
             });
-            // The script's values are gone: its slot is free for the next one.
-            drop((engine, session, slot));
+            // The script's values are gone with the engine (what `next` holds is bounded
+            // in depth, safe to drop anywhere).
+            drop(engine);
             // The receiver is gone if the request was cancelled: nobody to tell.
-            let _ = done.send(report);
+            let _ = done.send(Ran {
+                report,
+                next,
+                session,
+                slot,
+            });
         });
     if let Err(e) = spawned {
-        return report::refused(
+        return Err(report::refused(
             "INTERNAL-ERROR",
             &format!("cannot start the evaluation: {e}"),
-        );
+        ));
     }
-    result.await.unwrap_or_else(|_| {
-        report::refused("INTERNAL-ERROR", "the evaluation ended without a result")
-    })
+    result
+        .await
+        .map_err(|_| report::refused("INTERNAL-ERROR", "the evaluation ended without a result"))
 }

@@ -1106,3 +1106,148 @@ async fn changes_reach_listeners_and_subscribers_on_every_instance() {
     read_until(&mut stream, &mut seen, "notifications/resources/updated").await;
     assert!(seen.contains("ferry://clock"), "{seen}");
 }
+
+/// `evaluate`'s text of `answer`: `=> value`, or its error.
+fn evaluated(answer: &serde_json::Value) -> String {
+    text(answer).to_owned()
+}
+
+#[tokio::test]
+async fn evaluate_keeps_its_variables_where_the_session_lives() {
+    let redis = Redis::start();
+    let prefix = prefix("evaluate");
+    let instances: Vec<Instance> = (0..3)
+        .map(|_| Instance::start(&redis.url(), &prefix, &["--session-idle", "3"]))
+        .collect();
+    let ports: Vec<u16> = instances.iter().map(Instance::port).collect();
+    let nginx = Nginx::start(&ports);
+    let url = nginx.url();
+    let session = std::sync::Arc::new(Session::open(&url).await);
+    let mut id = 0;
+    let mut next_id = || {
+        id += 1;
+        id
+    };
+    let eval = |session: std::sync::Arc<Session>, url: String, id: u64, code: &str| {
+        let code = code.to_owned();
+        async move {
+            let (status, messages) = session
+                .call(&url, id, "evaluate", json!({"code": code}))
+                .await
+                .unwrap();
+            assert_eq!(status, 200, "{messages:?}");
+            evaluated(messages.last().unwrap())
+        }
+    };
+
+    // Defined on one instance, read on every one (each asked directly).
+    let defined = eval(
+        session.clone(),
+        instances[0].url(),
+        next_id(),
+        "let x = 40; fn f(a) { a + 2 } let c = 'c'; let m = #{k: [1.0, ()]};",
+    )
+    .await;
+    assert_eq!(defined, "=> ()");
+    for instance in &instances {
+        let read = eval(
+            session.clone(),
+            instance.url(),
+            next_id(),
+            "`${f(x)} ${type_of(c)} ${m}`",
+        )
+        .await;
+        assert_eq!(
+            read,
+            r#"=> "42 char #{\"k\": [1.0, ()]}""#,
+            "{}",
+            instance.url()
+        );
+    }
+    // A change made on the second instance is seen by the first, whose copy is older.
+    let changed = eval(session.clone(), instances[1].url(), next_id(), "x += 1; x").await;
+    assert_eq!(changed, "=> 41");
+    for instance in [&instances[0], &instances[2]] {
+        let read = eval(session.clone(), instance.url(), next_id(), "x").await;
+        assert_eq!(read, "=> 41");
+    }
+    // A value of one machine's clock cannot follow the session; nothing changes.
+    let refused = eval(
+        session.clone(),
+        url.clone(),
+        next_id(),
+        "let t = timestamp(); x = 0;",
+    )
+    .await;
+    assert!(refused.starts_with("[ERROR] NOT-SHAREABLE"), "{refused}");
+    assert_eq!(
+        eval(session.clone(), url.clone(), next_id(), "x").await,
+        "=> 41"
+    );
+
+    // Concurrent increments through the proxy: every one that succeeds counts once.
+    let mut callers = Vec::new();
+    for caller in 0..6u64 {
+        let (session, url) = (std::sync::Arc::clone(&session), url.clone());
+        callers.push(tokio::spawn(async move {
+            let mut counted = 0;
+            for i in 0..20u64 {
+                let answer = eval(
+                    session.clone(),
+                    url.clone(),
+                    1000 + caller * 100 + i,
+                    "x += 1;",
+                )
+                .await;
+                if answer == "=> ()" {
+                    counted += 1;
+                } else {
+                    assert!(answer.starts_with("[ERROR] SESSION-CONTENDED"), "{answer}");
+                }
+            }
+            counted
+        }));
+    }
+    let mut counted = 0;
+    for caller in callers {
+        counted += caller.await.unwrap();
+    }
+    assert!(counted > 0);
+    let total = eval(session.clone(), url.clone(), next_id(), "x").await;
+    assert_eq!(total, format!("=> {}", 41 + counted));
+
+    // The state is fields of the session's record, and goes with it.
+    let hash = format!("{prefix}session:{}", session.id);
+    let fields = redis.cli(&["hkeys", &hash]).unwrap_or_default();
+    assert!(
+        fields.lines().any(|f| f == "data:evaluate.state"),
+        "{fields}"
+    );
+    assert_eq!(redis.keys(&session_keys(&prefix)), 1);
+    let response = session
+        .http
+        .delete(&url)
+        .header("mcp-session-id", &session.id)
+        .header("mcp-protocol-version", session.revision)
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_success());
+    assert_eq!(redis.keys(&session_keys(&prefix)), 0);
+
+    // And expires with it.
+    let idle = std::sync::Arc::new(Session::open(&url).await);
+    assert_eq!(
+        eval(idle.clone(), url.clone(), 1, "let y = 1;").await,
+        "=> ()"
+    );
+    assert_eq!(redis.keys(&session_keys(&prefix)), 1);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while redis.keys(&session_keys(&prefix)) > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the idle session's record stayed"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

@@ -172,6 +172,34 @@ impl SessionData {
         self.store.as_deref().ok_or(DataError::NoSession)
     }
 
+    /// Whether the values live in a store shared with other instances of the server (a
+    /// `SessionStore` such as Redis), rather than with this connection: a handler that
+    /// keeps a faster local copy of its state needs to save it only then.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use ferry::protocol::ProtocolVersion;
+    /// use ferry::server::{Server, SessionData, TestClient};
+    ///
+    /// let server = Server::builder("where", "1.0.0")
+    ///     .tool("where", "Where this session's data lives", |_: (), data: SessionData| async move {
+    ///         if data.is_shared() { "shared" } else { "here" }
+    ///     })
+    ///     .build();
+    /// let client = TestClient::builder(&server)
+    ///     .version(ProtocolVersion::V2025_11_25)
+    ///     .connect()
+    ///     .await
+    ///     .unwrap();
+    /// assert_eq!(client.call("where", serde_json::json!({})).await.unwrap().text(), "here");
+    /// # });
+    /// ```
+    pub fn is_shared(&self) -> bool {
+        self.store
+            .as_deref()
+            .is_some_and(|store| matches!(store.store, DataStore::Shared(_)))
+    }
+
     /// Value `key`, or `T::default()` when it was never set.
     pub async fn get<T: DeserializeOwned + Default>(&self, key: &str) -> Result<T, DataError> {
         match &self.store()?.store {

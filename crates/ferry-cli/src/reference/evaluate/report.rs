@@ -110,6 +110,19 @@ fn describe(failure: Failure) -> (String, String, Position) {
             ),
             Position::NONE,
         ),
+        Failure::NotShared(name, kind) => (
+            "NOT-SHAREABLE".into(),
+            format!(
+                "the script ran, but `{name}` holds a {kind}, which a session shared between \
+                 server instances cannot keep; nothing was changed"
+            ),
+            Position::NONE,
+        ),
+        Failure::Unreadable(why) => (
+            "SESSION-UNREADABLE".into(),
+            format!("the session's state saved by another server instance cannot be read: {why}"),
+            Position::NONE,
+        ),
         Failure::Script(mut error) => {
             let position = error.take_position();
             let kind = kind(error.unwrap_inner());

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rhai::{AST, Dynamic, Engine, EvalAltResult, Scope};
 
 use super::measure::{self, Excess};
+use super::shared::{self, Source};
 use super::{MAX_FUNCTIONS, MAX_KEPT_BYTES, MAX_KEPT_DEPTH};
 
 /// Why a script produced no value.
@@ -24,6 +25,11 @@ pub(super) enum Failure {
     TooManyFunctions(usize),
     /// The script succeeded but its variables cannot be kept ([`measure`]).
     NotKept(Excess),
+    /// The script succeeded but a variable (its name, then its type) cannot be kept in a
+    /// session shared between instances ([`shared`]).
+    NotShared(String, String),
+    /// The state another instance saved for the session could not be read (why).
+    Unreadable(String),
 }
 
 impl From<Box<EvalAltResult>> for Failure {
@@ -45,12 +51,43 @@ pub(super) struct Session {
     scope: Scope<'static>,
     /// Its functions: an AST with function definitions and no statements.
     functions: AST,
+    /// In a shared session, the scripts that define [`Self::functions`].
+    sources: Vec<Source>,
+    /// In a shared session, the generation of the saved state this copy holds (0: none).
+    generation: u64,
+    /// In a shared session, a hash of that state's text: a script that changes nothing
+    /// saves nothing.
+    saved: u64,
+}
+
+/// The definitions a successful script leaves, not yet the session's.
+pub(super) struct Next {
+    scope: Scope<'static>,
+    functions: AST,
+    sources: Vec<Source>,
+    /// In a shared session, the text to save and its hash, or `None` when it is the
+    /// state already saved.
+    pub(super) text: Option<(String, u64)>,
 }
 
 impl Session {
     /// Run `code` with this session's definitions; commit the variables and functions it
     /// leaves only if it succeeds and they can be kept, so a failure changes nothing.
-    pub(super) fn run(&mut self, engine: &Engine, code: &str) -> Result<Dynamic, Failure> {
+    #[cfg(test)]
+    fn run(&mut self, engine: &Engine, code: &str) -> Result<Dynamic, Failure> {
+        let (value, next) = self.attempt(engine, code, false)?;
+        self.commit(next, self.generation);
+        Ok(value)
+    }
+
+    /// Run `code` on a copy of this session's definitions and return its value and what
+    /// the session would become; with `shared`, also that state's text.
+    pub(super) fn attempt(
+        &self,
+        engine: &Engine,
+        code: &str,
+        shared: bool,
+    ) -> Result<(Dynamic, Next), Failure> {
         let mut scope = self.scope.clone();
         let ast = engine.compile_with_scope(&scope, code)?;
         // Functions of this script replace earlier ones of the same name and arity.
@@ -67,10 +104,72 @@ impl Session {
             engine.ensure_data_size_within_limits(value)?;
         }
         measure::check_scope(&scope, MAX_KEPT_DEPTH, MAX_KEPT_BYTES).map_err(Failure::NotKept)?;
-        self.scope = scope;
-        self.functions = program.clone_functions_only();
-        Ok(value)
+        let mut next = Next {
+            scope,
+            functions: program.clone_functions_only(),
+            sources: Vec::new(),
+            text: None,
+        };
+        if shared {
+            next.sources = self.sources.clone();
+            let defines = shared::defined(&ast);
+            if !defines.is_empty() {
+                shared::add_source(&mut next.sources, code, defines);
+            }
+            let text = shared::write(&next.scope, &next.sources)
+                .map_err(|(name, kind)| Failure::NotShared(name, kind))?;
+            let hash = hash(&text);
+            if hash != self.saved {
+                next.text = Some((text, hash));
+            }
+        }
+        Ok((value, next))
     }
+
+    /// Make `next` this session's definitions, as of saved `generation`.
+    pub(super) fn commit(&mut self, next: Next, generation: u64) {
+        self.scope = next.scope;
+        self.functions = next.functions;
+        self.sources = next.sources;
+        if let Some((_, hash)) = next.text {
+            self.saved = hash;
+        }
+        self.generation = generation;
+    }
+
+    /// The generation of the saved state this copy holds (0: none yet).
+    pub(super) fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Replace this copy with saved state `text` of `generation` (another instance's), its
+    /// scripts compiled with `engine`.
+    pub(super) fn adopt(
+        &mut self,
+        engine: &Engine,
+        generation: u64,
+        text: &str,
+    ) -> Result<(), Failure> {
+        let (scope, functions, sources) = if text.is_empty() {
+            Default::default()
+        } else {
+            shared::read(engine, text).map_err(Failure::Unreadable)?
+        };
+        *self = Session {
+            scope,
+            functions,
+            sources,
+            generation,
+            saved: hash(text),
+        };
+        Ok(())
+    }
+}
+
+/// A hash of a saved state's text.
+fn hash(text: &str) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+    BuildHasherDefault::<DefaultHasher>::default().hash_one(text)
 }
 
 /// The sessions, by session key, at most `capacity` of them.
@@ -177,6 +276,34 @@ mod tests {
         // A parse error too.
         assert!(session.run(&engine, "x = ").is_err());
         assert_eq!(session.run(&engine, "x").unwrap().as_int(), Ok(40));
+    }
+
+    #[test]
+    fn a_shared_state_is_taken_up_elsewhere() {
+        let engine = engine();
+        let mut here = Session::default();
+        let (_, next) = here
+            .attempt(&engine, "let x = 40; fn f(a) { a + 2 } fn g() { 0 }", true)
+            .unwrap();
+        here.commit(next, 1);
+        let (_, next) = here.attempt(&engine, "fn g() { 1 }", true).unwrap();
+        let (text, _) = next.text.clone().expect("a changed state is saved");
+        here.commit(next, 2);
+        // Nothing changed: nothing to save.
+        let (_, next) = here.attempt(&engine, "f(x)", true).unwrap();
+        assert!(next.text.is_none());
+        let mut there = Session::default();
+        there.adopt(&engine, 2, &text).unwrap();
+        assert_eq!(there.generation(), 2);
+        let (value, next) = there.attempt(&engine, "f(x) + g()", true).unwrap();
+        assert_eq!(value.as_int(), Ok(43));
+        assert!(next.text.is_none(), "the state read is the state saved");
+        // What another instance wrote wrongly is reported, and changes nothing.
+        assert!(matches!(
+            there.adopt(&engine, 3, "{\"v\": 1}"),
+            Err(Failure::Unreadable(_))
+        ));
+        assert_eq!(there.generation(), 2);
     }
 
     #[test]
