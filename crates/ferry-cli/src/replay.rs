@@ -588,6 +588,32 @@ fn with_live_tokens(message: &Value, swaps: &HashMap<String, String>) -> Value {
     message
 }
 
+/// `value` with every recorded token that appears inside one of its strings replaced by
+/// its live counterpart (tokens of 8 characters or more, so that short values never match
+/// by chance).
+fn quoted_swapped(value: &Value, swaps: &HashMap<String, String>) -> Value {
+    match value {
+        Value::String(s) => {
+            let mut text = s.clone();
+            for (recorded, live) in swaps {
+                if recorded.len() >= 8 && text.contains(recorded.as_str()) {
+                    text = text.replace(recorded.as_str(), live);
+                }
+            }
+            Value::String(text)
+        }
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|v| quoted_swapped(v, swaps)).collect())
+        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), quoted_swapped(v, swaps)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 /// `value` with every string that is a recorded token replaced by its live counterpart.
 fn swapped(value: &Value, swaps: &HashMap<String, String>) -> Value {
     match value {
@@ -1241,8 +1267,9 @@ impl<'a> Replay<'a> {
         let method = message.get("method").and_then(Value::as_str);
         match (method, message.get("id")) {
             (Some(method), Some(id)) => {
-                let reply = self.reply(method, message.get("params"), id.clone());
-                self.send(&reply).await;
+                if let Some(reply) = self.reply(method, message.get("params"), id.clone()) {
+                    self.send(&reply).await;
+                }
             }
             (Some("notifications/progress"), None) => {
                 if let Some(token) = message.pointer("/params/progressToken") {
@@ -1257,8 +1284,10 @@ impl<'a> Replay<'a> {
     }
 
     /// The answer to a request of the server: the recorded answer to the same request (the
-    /// same method and params, else the same method, in order).
-    fn reply(&mut self, method: &str, params: Option<&Value>, id: Value) -> Value {
+    /// same method and params, else the same method, in order). `None` for a request the
+    /// recording left unanswered (the server withdrew it, or the client never answered):
+    /// left unanswered again.
+    fn reply(&mut self, method: &str, params: Option<&Value>, id: Value) -> Option<Value> {
         let params = params.cloned().unwrap_or(Value::Null);
         let same = |ask: &Ask| {
             ask.method == method && differences_of(&ask.params, &params, self.rules).is_empty()
@@ -1269,26 +1298,27 @@ impl<'a> Replay<'a> {
             .position(|a| !a.used && same(a))
             .or_else(|| self.asks.iter().position(|a| !a.used && a.method == method))
             .or_else(|| self.asks.iter().rposition(|a| a.used && same(a)));
-        let recorded = chosen.and_then(|i| {
+        let recorded = chosen.map(|i| {
             self.asks[i].used = true;
             self.asks[i].answer.clone()
         });
         match recorded {
-            Some(answer) => {
+            Some(Some(answer)) => {
                 self.report.answered += 1;
                 let mut reply = outcome(&answer);
                 reply["jsonrpc"] = json!("2.0");
                 reply["id"] = id;
-                reply
+                Some(reply)
             }
+            Some(None) => None,
             // The engine answers pings itself; one at another moment is answered the same.
-            None if method == "ping" => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+            None if method == "ping" => Some(json!({"jsonrpc": "2.0", "id": id, "result": {}})),
             None => {
                 self.report.unexpected.push(method.to_owned());
-                json!({"jsonrpc": "2.0", "id": id, "error": {
+                Some(json!({"jsonrpc": "2.0", "id": id, "error": {
                     "code": -32603,
                     "message": "ferry replay: the recording holds no answer to this request",
-                }})
+                }}))
             }
         }
     }
@@ -1298,6 +1328,9 @@ impl<'a> Replay<'a> {
         match live {
             Some(Live::Message(got)) => {
                 collect_swaps(recorded, &got, &mut self.swaps);
+                // A recorded token quoted inside a text (an error naming a task) reads as
+                // its live counterpart too.
+                let recorded = &quoted_swapped(recorded, &self.swaps);
                 let found = differences(recorded, &got, self.rules);
                 if found.is_empty() {
                     Status::Match
@@ -1330,6 +1363,20 @@ fn differences_of(a: &Value, b: &Value, rules: &Rules) -> Vec<Difference> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn recorded_tokens_inside_texts_read_as_live_ones() {
+        let swaps = HashMap::from([
+            ("ead315277ca0".to_owned(), "6ceb57dcc339".to_owned()),
+            ("ab".to_owned(), "cd".to_owned()),
+        ]);
+        let recorded =
+            json!({"error": {"message": "task \"ead315277ca0\" was cancelled", "data": ["about"]}});
+        assert_eq!(
+            quoted_swapped(&recorded, &swaps),
+            json!({"error": {"message": "task \"6ceb57dcc339\" was cancelled", "data": ["about"]}})
+        );
+    }
 
     #[test]
     fn export_times() {

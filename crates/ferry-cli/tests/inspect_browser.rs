@@ -242,9 +242,12 @@ const COMMON: &[&str] = &[
     "image: the result renders",
     "audio, embedded resources and resource links render",
     "elicitation: the form is answered and the result echoes it",
+    "elicitation: answered as JSON",
+    "elicitation: a request the server gives up leaves the inbox, and the page says so",
     "sampling: the person writes the reply",
     "resource template: completed and read",
     "a resource is subscribed to",
+    "the status corner goes back to the stream state after a message",
     "the wire shows the exchange and exports it",
     "an API call without the session cookie gets 403",
     "the launch URL works once",
@@ -329,6 +332,8 @@ fn stdio_child(browser: Browser) {
     let report = drive(&inspector, "stdio", browser);
     let mut expected = COMMON.to_vec();
     expected.extend([
+        "countdown as a task: its state and result shown; Cancel cancels the task",
+        "the tasks panel lists the tasks, shows a result and cancels a running one",
         "the session cookie alone starts nothing: the code from the terminal is needed",
         "another server connected from the page after confirming the command",
         "a command the person declines is not run",

@@ -85,6 +85,8 @@ pub(super) async fn post(app: &Arc<App>, op: &str, body: &[u8]) -> Result<Value,
         "call" => call(app, parse(body)?).await,
         "cancel" => cancel(app, parse(body)?).await,
         "tasks" => tasks(app, parse(body)?).await,
+        "task-cancel" => task_cancel(app, parse(body)?).await,
+        "task-result" => task_result(app, parse(body)?).await,
         "read" => read(app, parse(body)?).await,
         "subscribe" => subscribe(app, parse(body)?).await,
         "prompt" => prompt(app, parse(body)?).await,
@@ -370,6 +372,36 @@ async fn tasks(app: &Arc<App>, request: TasksRequest) -> Result<Value, Failure> 
         .await
         .map_err(|e| upstream("tasks/list", &e))?;
     Ok(json!({ "tasks": tasks }))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TaskRequest {
+    conn: u64,
+    task_id: String,
+}
+
+/// `tasks/cancel` of one task of the connection, from the tasks panel.
+async fn task_cancel(app: &Arc<App>, request: TaskRequest) -> Result<Value, Failure> {
+    let conn = conn(app, request.conn).await?;
+    let task = conn
+        .client
+        .cancel_task(&request.task_id)
+        .await
+        .map_err(|e| upstream("tasks/cancel", &e))?;
+    Ok(json!({ "task": task }))
+}
+
+/// `tasks/result` of one task of the connection: its tool result (waiting while it runs,
+/// within the request timeout).
+async fn task_result(app: &Arc<App>, request: TaskRequest) -> Result<Value, Failure> {
+    let conn = conn(app, request.conn).await?;
+    let result = conn
+        .client
+        .tool_task_result(&request.task_id, Some(app.request_timeout))
+        .await
+        .map_err(|e| upstream("tasks/result", &e))?;
+    Ok(json!({ "result": result }))
 }
 
 #[derive(Deserialize)]

@@ -102,6 +102,25 @@ struct Waiting {
     reply: oneshot::Sender<Reply>,
 }
 
+/// Ends an ask however it ends (answered, timed out, or dropped while waiting): the entry
+/// removed and the page told how.
+struct Done<'a> {
+    asks: &'a Asks,
+    hub: &'a Hub,
+    id: u64,
+    conn: u64,
+    outcome: &'static str,
+}
+
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        lock(&self.asks.waiting).remove(&self.id);
+        self.hub.emit(json!({
+            "type": "request-done", "id": self.id, "conn": self.conn, "outcome": self.outcome,
+        }));
+    }
+}
+
 /// The server's requests waiting for the person.
 pub(crate) struct Asks {
     next: AtomicU64,
@@ -126,7 +145,9 @@ impl Asks {
     }
 
     /// Show the page the server's request `method` with `params` (from connection `conn`)
-    /// and wait for the person's answer, at most [`Asks::timeout`].
+    /// and wait for the person's answer, at most [`Asks::timeout`]. If the wait is dropped
+    /// first (the server cancelled its request, or the connection ended), the request is
+    /// withdrawn from the page as `cancelled`.
     pub(crate) async fn ask(&self, hub: &Hub, conn: u64, method: &str, params: Value) -> Asked {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let shown = json!({
@@ -142,18 +163,23 @@ impl Asks {
             },
         );
         hub.emit(shown);
+        let mut done = Done {
+            asks: self,
+            hub,
+            id,
+            conn,
+            outcome: "cancelled",
+        };
         let outcome = match tokio::time::timeout(self.timeout, answer).await {
             Ok(Ok(reply)) => Asked::Answered(reply),
             // The sender went with the entry, which only `answer` removes: not reached.
             Ok(Err(_)) | Err(_) => Asked::TimedOut,
         };
-        lock(&self.waiting).remove(&id);
-        let outcome_name = match &outcome {
+        done.outcome = match &outcome {
             Asked::Answered(Ok(_)) => "answered",
             Asked::Answered(Err(_)) => "declined",
             Asked::TimedOut => "timed out",
         };
-        hub.emit(json!({"type": "request-done", "id": id, "conn": conn, "outcome": outcome_name}));
         outcome
     }
 
@@ -236,6 +262,28 @@ mod tests {
             _ => panic!("expected the answer"),
         }
         assert!(asks.pending().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_request_the_server_gives_up_is_withdrawn() {
+        let hub = Arc::new(Hub::new());
+        let asks = Arc::new(Asks::new(Duration::from_secs(60)));
+        let (waiting, shown) = (asks.clone(), hub.clone());
+        let task = tokio::spawn(async move {
+            waiting
+                .ask(&shown, 1, "elicitation/create", json!({"message": "?"}))
+                .await
+        });
+        while asks.pending().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        task.abort();
+        let _ = task.await;
+        assert!(asks.pending().is_empty());
+        let (events, _) = hub.subscribe(0);
+        let last = &events.last().expect("events").1;
+        assert!(last.contains(r#""type":"request-done""#), "{last}");
+        assert!(last.contains(r#""outcome":"cancelled""#), "{last}");
     }
 
     #[tokio::test]

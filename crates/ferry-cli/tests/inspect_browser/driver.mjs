@@ -276,6 +276,29 @@ try {
       assert(/tasks\/cancel/.test(cancelled), cancelled);
       return done;
     });
+
+    await check('the tasks panel lists the tasks, shows a result and cancels a running one', async () => {
+      await chooseTool('countdown');
+      await page.fill('#tool-detail [data-path="steps"]', '100');
+      await page.fill('#tool-detail [data-path="interval_ms"]', '100');
+      await page.check('#task-toggle');
+      await page.click('#call-button');
+      await page.waitForFunction(() => /: working/.test(document.querySelector('#call-task')?.textContent || ''), null, { timeout: TIMEOUT });
+      await view('tasks');
+      await page.waitForSelector('#view-tasks tr[data-status="working"]', { timeout: TIMEOUT });
+      const statuses = await page.$$eval('#view-tasks tr[data-task]', (rows) => rows.map((r) => r.dataset.status));
+      assert(statuses.includes('completed') && statuses.includes('cancelled'), `statuses: ${statuses}`);
+      await page.click('#view-tasks tr[data-status="completed"] button.task-result');
+      await page.waitForSelector('#task-result .result', { timeout: TIMEOUT });
+      assert(/counted 3 steps/.test(await page.innerText('#task-result')), 'the completed task\'s result');
+      await shot('tasks-panel');
+      const running = await page.getAttribute('#view-tasks tr[data-status="working"]', 'data-task');
+      await page.click('#view-tasks tr[data-status="working"] button.task-cancel');
+      await page.waitForSelector(`#view-tasks tr[data-task="${running}"][data-status="cancelled"]`, { timeout: TIMEOUT });
+      await view('tools');
+      await page.waitForSelector('#call-result .result, #call-result .card', { timeout: TIMEOUT });
+      return `${statuses.length} tasks listed; ${running} cancelled from the panel`;
+    });
   }
 
   await check('image: the result renders', async () => {
@@ -320,17 +343,52 @@ try {
     return text.trim();
   });
 
+  await check('elicitation: answered as JSON', async () => {
+    await call('elicit', { message: 'And now?' }, { wait: false });
+    const card = '#inbox [data-method="elicitation/create"]';
+    await page.waitForSelector(`${card} [data-path="name"]`, { timeout: TIMEOUT });
+    await page.click(`${card} .elicitation-raw summary`);
+    await page.fill(`${card} textarea.elicitation-json`, '{"name": "Grace"');
+    await page.click(`${card} button.json-accept`);
+    await page.waitForSelector(`${card} .error-text:has-text("Not JSON")`, { timeout: TIMEOUT });
+    await page.fill(`${card} textarea.elicitation-json`, '{"name": "Grace", "colour": "blue"}');
+    await page.click(`${card} button.json-accept`);
+    await page.waitForSelector('#call-result .result', { timeout: TIMEOUT });
+    const text = await page.innerText('#call-result');
+    assert(/accepted: name=Grace, colour=blue/.test(text), text);
+    return text.trim();
+  });
+
+  await check('elicitation: a request the server gives up leaves the inbox, and the page says so', async () => {
+    await call('elicit', { message: 'Still there?' }, { wait: false });
+    const card = '#inbox [data-method="elicitation/create"]';
+    await page.waitForSelector(`${card} [data-path="name"]`, { timeout: TIMEOUT });
+    // Cancelling the call makes the server give its question up.
+    await page.click('#cancel-button');
+    await page.waitForSelector(card, { state: 'detached', timeout: TIMEOUT });
+    await page.waitForFunction(() => /withdrew its request \(elicitation\/create\)/.test(document.querySelector('#status').textContent), null, { timeout: TIMEOUT });
+    assert(await page.isHidden('#inbox'), 'the inbox is empty and hidden');
+    return page.textContent('#status');
+  });
+
   await check('sampling: the person writes the reply', async () => {
     await call('sample', { prompt: 'What is 2 + 2?' }, { wait: false });
     const card = '#inbox [data-method="sampling/createMessage"]';
     await page.waitForSelector(`${card} textarea.sampling-reply`, { timeout: TIMEOUT });
     assert(/What is 2 \+ 2\?/.test(await page.textContent(card)), 'the question is shown');
     await page.fill(`${card} textarea.sampling-reply`, 'Four.');
+    await page.selectOption(`${card} select.sampling-stop`, 'maxTokens');
     await shot('sampling');
     await page.click(`${card} button.primary`);
     await page.waitForSelector('#call-result .result', { timeout: TIMEOUT });
     const text = await page.innerText('#call-result');
     assert(/ferry-inspector says: Four\./.test(text), text);
+    // The stop reason chosen is the one the server got.
+    await view('wire');
+    await page.fill('#wire-text', '"stopReason":"maxTokens"');
+    await page.waitForSelector('#wire-list .row', { timeout: TIMEOUT });
+    await page.fill('#wire-text', '');
+    await view('tools');
     return text.trim();
   });
 
@@ -370,6 +428,9 @@ try {
     await page.click('#resource-list button[data-name="readme"]');
     await page.waitForSelector('#read-result .result', { timeout: TIMEOUT });
     assert(/Ferry reference server/.test(await page.textContent('#read-result')), 'the readme is read');
+    // The template chosen before is no longer marked: one item chosen in the view.
+    const marked = await page.$$eval('#view-resources [aria-current]', (b) => b.map((x) => x.dataset.name));
+    assert(marked.length === 1 && marked[0] === 'readme', `marked: ${marked}`);
     // Rendered as Markdown: the underscores inside tool names are letters, not italics.
     const rendered = await page.$eval('#read-result', (box) => ({
       text: box.textContent,
@@ -400,8 +461,12 @@ try {
 
   await check('logging: level set, messages shown, filtered by level', async () => {
     await view('log');
+    // The stateless era (the reference run) logs only for requests naming a level: the page says so.
+    const stateless = mode === 'reference';
+    assert(await page.isVisible('#log-hint') === stateless, `the stateless hint is shown: ${!stateless}`);
     await page.selectOption('#log-level', 'debug');
     await page.waitForFunction(() => /debug/.test(document.querySelector('#status').textContent));
+    assert(await page.isHidden('#log-hint'), 'the hint goes once a level is set');
     await call('log', { message: 'hello-log' });
     await view('log');
     await page.fill('#log-text', 'hello-log');
@@ -411,6 +476,11 @@ try {
     const all = await page.textContent('#log-shown');
     await shot('log');
     return all;
+  });
+
+  await check('the status corner goes back to the stream state after a message', async () => {
+    // "Log level set to debug", shown by the logging check, is news for a few seconds only.
+    await page.waitForFunction(() => document.querySelector('#status').textContent === 'Live', null, { timeout: 15000 });
   });
 
   await check('the wire shows the exchange and exports it', async () => {

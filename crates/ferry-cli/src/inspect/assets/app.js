@@ -36,8 +36,17 @@ const inspector = {
 };
 window.ferryInspector = inspector;
 
-function status(text) {
+// The status corner: a lasting state (the event stream's) and, over it for a few seconds,
+// what just happened, so an old message ("Log level set to debug") never stays as news.
+const STATUS_MS = 8000;
+let lastingStatus = '';
+let statusTimer = null;
+
+function status(text, { lasting = false } = {}) {
+  clearTimeout(statusTimer);
   $('status').textContent = text;
+  if (lasting) lastingStatus = text;
+  else statusTimer = setTimeout(() => { $('status').textContent = lastingStatus; }, STATUS_MS);
 }
 
 function conn() {
@@ -263,7 +272,8 @@ function drawList(kind) {
   const select = { tools: selectTool, resources: selectResource, templates: selectTemplate, prompts: selectPrompt }[kind];
   clear($(spec.list), entry.items.length === 0 ? h('li', { class: 'muted' }, '(none)') : entry.items.map((item) => h('li', {},
     h('button', { type: 'button', dataset: { name: item.name }, onclick: (e) => {
-      for (const b of $(spec.list).querySelectorAll('button')) b.removeAttribute('aria-current');
+      // One item chosen per view: resources and templates share one detail pane.
+      for (const b of $(spec.list).closest('.view').querySelectorAll('.items button[aria-current]')) b.removeAttribute('aria-current');
       e.currentTarget.setAttribute('aria-current', 'true');
       select(item);
     } },
@@ -395,7 +405,66 @@ function selectTool(tool) {
     tool.outputSchema ? h('details', {}, h('summary', {}, 'Output schema'), render.tree(tool.outputSchema, 3)) : null);
 }
 
+// ----- tasks -----
+
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+
+/** The tasks panel: the connection's tasks (tasks/list), each cancellable while it runs
+ * and its result fetched (tasks/result) once it has one. */
+async function renderTasks() {
+  const view = $('view-tasks');
+  const c = conn();
+  if (!c) {
+    clear(view, h('p', { class: 'hint' }, 'No connection.'));
+    return;
+  }
+  if (c.info.protocolVersion !== '2025-11-25') {
+    clear(view, h('p', { class: 'hint', id: 'tasks-none' }, `Tasks are a 2025-11-25 feature; this connection speaks ${c.info.protocolVersion}.`));
+    return;
+  }
+  if (!c.info.capabilities?.tasks?.list) {
+    clear(view, h('p', { class: 'hint', id: 'tasks-none' }, 'The server offers no task list (capabilities.tasks.list).'));
+    return;
+  }
+  const place = h('div', { id: 'task-result' });
+  const rows = h('tbody');
+  clear(view,
+    h('div', { class: 'bar' }, h('h2', {}, 'Tasks'), h('button', { type: 'button', id: 'tasks-refresh', onclick: () => renderTasks() }, 'Refresh')),
+    h('p', { class: 'hint' }, 'This connection’s tasks (tasks/list), newest last. Run a tool as a task from the Tools view.'),
+    h('table', { class: 'tasks' },
+      h('thead', {}, h('tr', {}, ['Task', 'Status', 'Message', 'Updated', ''].map((x) => h('th', {}, x)))),
+      rows),
+    place);
+  const answer = await attempt(place, () => post('tasks', { conn: c.info.id }));
+  if (!answer) return;
+  if (answer.tasks.length === 0) rows.append(h('tr', {}, h('td', { colspan: 5, class: 'muted' }, '(none)')));
+  for (const t of answer.tasks) {
+    const actions = h('td', { class: 'actions' });
+    if (!TERMINAL.has(t.status)) {
+      actions.append(h('button', { type: 'button', class: 'task-cancel', onclick: async () => {
+        clear(place);
+        if (await attempt(place, () => post('task-cancel', { conn: c.info.id, taskId: t.taskId }))) renderTasks();
+      } }, 'Cancel'));
+    }
+    if (t.status !== 'cancelled') {
+      actions.append(h('button', { type: 'button', class: 'task-result', onclick: async () => {
+        clear(place, h('p', { class: 'muted', role: 'status' }, `Waiting for the result of ${t.taskId}…`));
+        const got = await attempt(place, () => post('task-result', { conn: c.info.id, taskId: t.taskId }));
+        if (got) clear(place, h('h3', {}, `Result of ${t.taskId}`), render.callResult(got.result, null, { openResource }));
+      } }, 'Result'));
+    }
+    rows.append(h('tr', { dataset: { task: t.taskId, status: t.status } },
+      h('td', {}, h('code', {}, t.taskId)),
+      h('td', {}, h('span', { class: `badge ${t.status === 'completed' ? 'ok' : t.status === 'failed' ? 'err' : ''}` }, t.status)),
+      h('td', {}, t.statusMessage || ''),
+      h('td', {}, t.lastUpdatedAt ? new Date(t.lastUpdatedAt).toLocaleTimeString() : ''),
+      actions));
+  }
+}
+
 function onTask(event) {
+  // A task's state changed: the panel, if shown, follows.
+  if (state.view === 'tasks' && event.conn === state.current && TERMINAL.has(event.task?.status)) renderTasks();
   const call = state.call;
   if (!call || call.id !== event.callId) return;
   const t = event.task;
@@ -651,8 +720,11 @@ function requestCard(request) {
   if (request.method === 'sampling/createMessage') {
     const replyId = uid('reply');
     const modelId = uid('model');
+    const stopId = uid('stop');
     const reply = h('textarea', { id: replyId, class: 'sampling-reply', rows: 3 });
     const model = h('input', { id: modelId, value: 'ferry-inspector' });
+    const stop = h('select', { id: stopId, class: 'sampling-stop' },
+      ['endTurn', 'stopSequence', 'maxTokens'].map((r) => h('option', { value: r }, r)));
     body = [
       params.systemPrompt ? h('p', { class: 'muted' }, `System: ${params.systemPrompt}`) : null,
       (params.messages || []).map((m) => h('div', { class: 'message' }, h('h3', {}, m.role),
@@ -660,8 +732,9 @@ function requestCard(request) {
       h('p', { class: 'muted' }, `At most ${params.maxTokens} tokens`),
       h('div', { class: 'field' }, h('label', { for: replyId }, 'Your reply (as the model)'), reply),
       h('div', { class: 'field' }, h('label', { for: modelId }, 'Model name'), model),
+      h('div', { class: 'field' }, h('label', { for: stopId }, 'Stop reason'), stop),
       h('div', { class: 'actions' },
-        h('button', { type: 'button', class: 'primary', onclick: () => send({ result: { role: 'assistant', content: { type: 'text', text: reply.value }, model: model.value || 'ferry-inspector', stopReason: 'endTurn' } }) }, 'Send reply'),
+        h('button', { type: 'button', class: 'primary', onclick: () => send({ result: { role: 'assistant', content: { type: 'text', text: reply.value }, model: model.value || 'ferry-inspector', stopReason: stop.value } }) }, 'Send reply'),
         h('button', { type: 'button', onclick: () => send({ decline: 'the person declined the sampling request' }) }, 'Decline')),
     ];
   } else if (params.mode === 'url' || (params.url && !params.requestedSchema)) {
@@ -676,6 +749,25 @@ function requestCard(request) {
   } else {
     const form = schemaForm(params.requestedSchema || {});
     const errors = h('div', { class: 'error-text', role: 'alert' });
+    // The answer's content as JSON, for values the form cannot express (or to paste one).
+    const jsonId = uid('answer-json');
+    const json = h('textarea', { id: jsonId, class: 'mono elicitation-json', rows: 4, spellcheck: false }, '{}');
+    const jsonErrors = h('div', { class: 'error-text', role: 'alert' });
+    const sendJson = () => {
+      clear(jsonErrors);
+      let content;
+      try {
+        content = JSON.parse(json.value);
+      } catch (error) {
+        jsonErrors.append(`Not JSON: ${error.message}`);
+        return;
+      }
+      if (content === null || typeof content !== 'object' || Array.isArray(content)) {
+        jsonErrors.append('The content must be a JSON object');
+        return;
+      }
+      send({ result: { action: 'accept', content } });
+    };
     body = [
       h('p', {}, params.message),
       h('form', { class: 'elicitation', novalidate: true, onsubmit: (event) => {
@@ -692,6 +784,11 @@ function requestCard(request) {
         h('button', { type: 'submit', class: 'primary' }, 'Accept'),
         h('button', { type: 'button', onclick: () => send({ result: { action: 'decline' } }) }, 'Decline'),
         h('button', { type: 'button', onclick: () => send({ result: { action: 'cancel' } }) }, 'Cancel'))),
+      h('details', { class: 'elicitation-raw' },
+        h('summary', {}, 'Answer as JSON'),
+        h('div', { class: 'field' }, h('label', { for: jsonId }, 'Content (a JSON object)'), json),
+        jsonErrors,
+        h('div', { class: 'actions' }, h('button', { type: 'button', class: 'json-accept', onclick: sendJson }, 'Accept with this JSON'))),
     ];
   }
   return h('div', { class: 'card', role: 'dialog', 'aria-label': request.method, dataset: { request: String(request.id), method: request.method } }, head, body, place);
@@ -887,6 +984,12 @@ function pretty(text) {
   }
 }
 
+/** In the stateless era a server logs only for requests that name a level: say so until one is set. */
+function logHint() {
+  const c = conn();
+  $('log-hint').hidden = !(c && c.info.era === 'stateless' && !c.logLevel);
+}
+
 function setUpLogAndWire() {
   logList = new VirtualList($('log-list'), (e) => e.line, (e) => (e.kind === 'log' ? `lvl-${e.level}` : 'note'),
     (e) => { $('log-item').textContent = JSON.stringify(e.message, null, 2); });
@@ -900,7 +1003,10 @@ function setUpLogAndWire() {
   }
   level.addEventListener('change', async () => {
     if (!level.value) return;
-    await attempt(null, () => post('log-level', { conn: state.current, level: level.value }));
+    const c = conn();
+    if (!(await attempt(null, () => post('log-level', { conn: state.current, level: level.value })))) return;
+    if (c) c.logLevel = level.value;
+    logHint();
     status(`Log level set to ${level.value}`);
   });
   min.addEventListener('change', () => { logFilter.min = Number(min.value); refilterLog(); });
@@ -982,7 +1088,12 @@ function showView(view, force = false) {
     else drawList('prompts');
   }
   if (view === 'roots') renderRoots();
-  if (view === 'log') refilterLog();
+  if (view === 'tasks') renderTasks();
+  if (view === 'log') {
+    $('log-level').value = c.logLevel || '';
+    logHint();
+    refilterLog();
+  }
   if (view === 'wire') refilterWire();
 }
 
@@ -992,7 +1103,15 @@ function onEvent(event) {
     case 'progress': onProgress(event); break;
     case 'task': onTask(event); break;
     case 'request': state.pending.set(event.id, event); renderInbox(); break;
-    case 'request-done': state.pending.delete(event.id); renderInbox(); break;
+    case 'request-done': {
+      const request = state.pending.get(event.id);
+      state.pending.delete(event.id);
+      renderInbox();
+      // Answered from this page: nothing to say. Otherwise say why the card went.
+      if (request && event.outcome === 'cancelled') status(`The server withdrew its request (${request.method}): it was cancelled`);
+      if (request && event.outcome === 'timed out') status(`The server's request (${request.method}) was not answered in time`);
+      break;
+    }
     case 'connecting':
       state.marks.push({ seq: event.seq, conn: event.conn, time: event.time, target: event.target, info: null });
       break;
@@ -1052,7 +1171,7 @@ async function start() {
   renderConns();
   renderServer();
   renderInbox();
-  listen(onEvent, (open) => status(open ? 'Live' : 'Reconnecting to the inspector…'));
+  listen(onEvent, (open) => status(open ? 'Live' : 'Reconnecting to the inspector…', { lasting: true }));
   if (conn()) await loadList('tools');
   inspector.ready = performance.now();
   document.body.dataset.ready = 'true';
