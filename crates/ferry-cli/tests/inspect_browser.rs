@@ -338,6 +338,7 @@ fn stdio_child(browser: Browser) {
         "another server connected from the page after confirming the command",
         "a command the person declines is not run",
         "a reconnection begins a new connection in the wire export",
+        "a server that dies is noticed at once, with its last stderr lines",
     ]);
     assert_verdicts(&report, &expected);
     // The recording is of the session era (its initialize pinned 2025-11-25), replayed raw.

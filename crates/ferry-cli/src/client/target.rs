@@ -273,6 +273,28 @@ impl Target {
         }
     }
 
+    /// For a stdio child: a future that ends when it exits, with how (for the page's
+    /// "closed" notice); `None` for other servers.
+    pub(crate) fn child_exit(
+        &self,
+    ) -> Option<impl Future<Output = String> + Send + 'static + use<>> {
+        let exited = self.child.as_ref()?.exited();
+        Some(async move {
+            match exited.await {
+                Ok(status) => format!("the server process exited ({status})"),
+                Err(e) => format!("the server process is gone: {e}"),
+            }
+        })
+    }
+
+    /// The child's last stderr lines (none for other servers).
+    pub(crate) fn stderr_tail(&self) -> Vec<String> {
+        self.child
+            .as_ref()
+            .map(ChildProcess::stderr_tail)
+            .unwrap_or_default()
+    }
+
     /// Whether `error` is a failure of authorization, and then what to say about it.
     pub(crate) fn auth_failure(&self, error: &ClientError) -> Option<String> {
         self.gate.as_ref()?.failure(error)

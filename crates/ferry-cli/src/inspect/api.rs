@@ -95,6 +95,7 @@ pub(super) async fn post(app: &Arc<App>, op: &str, body: &[u8]) -> Result<Value,
         "roots" => roots(app, parse(body)?).await,
         "answer" => answer(app, parse(body)?),
         "ping" => ping(app, parse(body)?).await,
+        "stderr" => stderr(app, parse(body)?).await,
         "check" => check(app, parse(body)?).await,
         "connect" => connect(app, parse(body)?).await,
         "reconnect" => reconnect(app, parse(body)?).await,
@@ -402,6 +403,17 @@ async fn task_result(app: &Arc<App>, request: TaskRequest) -> Result<Value, Fail
         .await
         .map_err(|e| upstream("tasks/result", &e))?;
     Ok(json!({ "result": result }))
+}
+
+#[derive(Deserialize)]
+struct ConnRequest {
+    conn: u64,
+}
+
+/// A stdio server's last stderr lines (what it said as it failed, say).
+async fn stderr(app: &Arc<App>, request: ConnRequest) -> Result<Value, Failure> {
+    let conn = conn(app, request.conn).await?;
+    Ok(json!({ "lines": conn.stderr_tail().await }))
 }
 
 #[derive(Deserialize)]

@@ -2,6 +2,7 @@
 //! page edits, and the wire tap that shows the page every message.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -40,6 +41,8 @@ pub(crate) struct Conn {
     shown: Value,
     pub(crate) client: Client,
     target: tokio::sync::Mutex<Option<Target>>,
+    /// Set when the page ends the connection: the child's exit is then expected.
+    closing: Arc<AtomicBool>,
     /// The roots the client offers, as edited in the page.
     pub(crate) roots: Arc<Mutex<Vec<Root>>>,
     /// The subscribed URIs, with the open `subscriptions/listen` stream of each in the
@@ -149,15 +152,39 @@ impl Conn {
                 return Err(format!("cannot connect: {why}"));
             }
         };
+        let closing = Arc::new(AtomicBool::new(false));
+        if let Some(exit) = target.child_exit() {
+            // A child that dies on its own is noticed at once, not at the next call; one
+            // ended by Disconnect or Reconnect is not news.
+            let (hub, closing) = (shared.clone(), closing.clone());
+            tokio::spawn(async move {
+                let why = exit.await;
+                if !closing.load(Ordering::Relaxed) {
+                    hub.hub
+                        .emit(json!({"type": "closed", "conn": id, "why": why, "exited": true}));
+                }
+            });
+        }
         Ok(Conn {
             id,
             common,
             shown,
             client,
             target: tokio::sync::Mutex::new(Some(target)),
+            closing,
             roots,
             listens: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// A stdio child's last stderr lines (none for other servers, or once closed).
+    pub(crate) async fn stderr_tail(&self) -> Vec<String> {
+        self.target
+            .lock()
+            .await
+            .as_ref()
+            .map(Target::stderr_tail)
+            .unwrap_or_default()
     }
 
     /// What the page shows of the connection.
@@ -203,6 +230,7 @@ impl Conn {
 
     /// End the connection: stop listening, end the HTTP session or shut the child down.
     pub(crate) async fn close(&self) {
+        self.closing.store(true, Ordering::Relaxed);
         lock(&self.listens).clear();
         if let Some(target) = self.target.lock().await.take() {
             target.close(false).await;

@@ -737,6 +737,25 @@ try {
       await writeFile(wireExportReconnected, exported);
       return `connection lines at ${begun.join(', ')} of ${lines.length}`;
     });
+
+    await check('a server that dies is noticed at once, with its last stderr lines', async () => {
+      const ferry = JSON.parse((await raw('GET', '/api/state', auth())).text).connections[0].target.command[0];
+      await view('server');
+      await page.fill('#view-server input.mono[placeholder^="node"]', `sh -c "echo going down >&2; exec timeout 2 ${ferry} serve"`);
+      await page.click('#view-server button:has-text("Run…")');
+      await page.waitForSelector('#confirm[open]');
+      await page.fill('#confirm-code', await terminalCode());
+      await page.click('#confirm-yes');
+      await page.waitForFunction(() => document.querySelectorAll('#conns button').length === 3, null, { timeout: TIMEOUT });
+      // No call needed: the page hears the exit.
+      await page.waitForFunction(() => /the server process exited/.test(document.querySelector('#status').textContent), null, { timeout: TIMEOUT });
+      const said = await page.textContent('#status');
+      await page.waitForSelector('#conns button.closed', { timeout: TIMEOUT });
+      await page.waitForSelector('#stderr-box[open]', { timeout: TIMEOUT });
+      await page.waitForFunction(() => /going down/.test(document.querySelector('#stderr-lines').textContent), null, { timeout: TIMEOUT });
+      await shot('server-died');
+      return said;
+    });
   }
 
   await check('readable in a narrow window', async () => {

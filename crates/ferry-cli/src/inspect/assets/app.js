@@ -119,11 +119,26 @@ function renderServer() {
       h('dt', {}, 'Era'), h('dd', { id: 'era' }, info.era === 'stateless' ? 'stateless (server/discover, per-request _meta)' : 'session (initialize)'),
       h('dt', {}, 'Server'), h('dd', { id: 'server-info' }, info.serverInfo ? `${info.serverInfo.name} ${info.serverInfo.version}` : '(not given)'),
       info.serverInfo?.websiteUrl ? [h('dt', {}, 'Website'), h('dd', {}, info.serverInfo.websiteUrl)] : null),
+    target.kind === 'stdio' ? stderrBox(c) : null,
     h('h3', {}, 'Instructions'),
     info.instructions ? h('pre', { id: 'instructions' }, info.instructions) : h('p', { class: 'muted' }, '(none)'),
     h('h3', {}, 'Server capabilities'), render.tree(info.capabilities, 2),
     h('h3', {}, 'Client capabilities'), render.tree(info.clientCapabilities, 1),
     spawnForm());
+}
+
+/** A stdio server's last stderr lines (its own words, when it fails), open once it died. */
+function stderrBox(c) {
+  const lines = h('pre', { id: 'stderr-lines', class: 'mono' });
+  const load = async () => {
+    const answer = await attempt(null, () => post('stderr', { conn: c.info.id }));
+    if (answer) lines.textContent = answer.lines.length ? answer.lines.join('\n') : '(nothing yet)';
+  };
+  load();
+  return h('details', { id: 'stderr-box', open: Boolean(c.closed) },
+    h('summary', {}, 'Its stderr (the last lines)'),
+    h('button', { type: 'button', id: 'stderr-refresh', onclick: load }, 'Refresh'),
+    lines);
 }
 
 async function ping(place) {
@@ -439,7 +454,7 @@ async function renderTasks() {
   if (!answer) return;
   if (answer.tasks.length === 0) rows.append(h('tr', {}, h('td', { colspan: 5, class: 'muted' }, '(none)')));
   for (const t of answer.tasks) {
-    const actions = h('td', { class: 'actions' });
+    const actions = h('td', { class: 'task-actions' });
     if (!TERMINAL.has(t.status)) {
       actions.append(h('button', { type: 'button', class: 'task-cancel', onclick: async () => {
         clear(place);
@@ -1127,6 +1142,8 @@ function onEvent(event) {
       const c = state.conns.get(event.conn);
       if (c) {
         c.closed = event.why || 'closed';
+        // A server that died on its own is news wherever the person is in the page.
+        if (event.exited) status(`${connLabel(c)}: ${c.closed}`);
         renderConns();
         if (event.conn === state.current && state.view === 'server') renderServer();
       }

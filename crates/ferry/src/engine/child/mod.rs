@@ -260,7 +260,7 @@ impl ChildProcess {
     /// Like [`wait`](Self::wait), but the future borrows nothing: it can be moved into
     /// another task or a `select!` while this handle stays where it is. Fails only if the
     /// runtime shuts down first.
-    pub fn exited(&self) -> impl Future<Output = io::Result<ExitStatus>> + Send + 'static {
+    pub fn exited(&self) -> impl Future<Output = io::Result<ExitStatus>> + Send + 'static + use<> {
         let mut status = self.status.clone();
         async move {
             match status.wait_for(Option::is_some).await {
