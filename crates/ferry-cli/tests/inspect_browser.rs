@@ -237,6 +237,7 @@ fn replay_export(report: &Value, which: &str, target: &[&str]) -> Value {
 const COMMON: &[&str] = &[
     "page loads and is interactive",
     "tools are listed",
+    "tools are searched; what hosts handle badly in a schema is pointed out",
     "calculate: the form is filled and the answer shown",
     "countdown: progress shown, Cancel stops it, the server counts it",
     "image: the result renders",
@@ -252,6 +253,7 @@ const COMMON: &[&str] = &[
     "an API call without the session cookie gets 403",
     "the launch URL works once",
     "a foreign Origin or Host gets 403",
+    "the theme is chosen and kept; the list pane resizes from the keyboard; the header stays in view",
     "no script errors",
 ];
 

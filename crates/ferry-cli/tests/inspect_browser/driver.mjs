@@ -206,6 +206,23 @@ try {
     return `${names.length} tools`;
   });
 
+  await check('tools are searched; what hosts handle badly in a schema is pointed out', async () => {
+    await view('tools');
+    await page.fill('#tool-search', 'count DOWN');
+    const found = await page.$$eval('#tool-list button[data-name]', (b) => b.map((x) => x.dataset.name));
+    assert(found.length === 1 && found[0] === 'countdown', `found ${found}`);
+    await page.fill('#tool-search', 'no-such-tool-anywhere');
+    await page.waitForSelector('#tool-list li.muted:has-text("no match")');
+    await page.fill('#tool-search', '');
+    const all = await page.$$eval('#tool-list button[data-name]', (b) => b.length);
+    assert(all > 10, `${all} tools after clearing the search`);
+    // The reference server's tools are all clean; a bad one is told apart.
+    assert(await page.$$eval('#tool-list .badge.warn', (b) => b.filter((x) => /schema/.test(x.textContent)).length) === 0, 'no warning on a clean tool');
+    const warned = await page.evaluate(() => window.ferryInspector.schemaWarnings({ name: 'bad name!', inputSchema: { anyOf: [{ type: 'object' }], $defs: { a: {} }, properties: { x: { $ref: '#/$defs/a' } } } }));
+    assert(warned.length === 4, warned.join(' | '));
+    return `${all} tools; ${warned.length} warnings for a bad one`;
+  });
+
   await check('calculate: the form is filled and the answer shown', async () => {
     const text = await call('calculate', { expression: '2 + 3 * 4' });
     assert(/\b14\b/.test(text), `result: ${text}`);
@@ -757,6 +774,34 @@ try {
       return said;
     });
   }
+
+  await check('the theme is chosen and kept; the list pane resizes from the keyboard; the header stays in view', async () => {
+    await page.selectOption('#theme', 'dark');
+    const dark = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    assert(dark === 'rgb(21, 24, 29)', `dark background: ${dark}`);
+    await page.reload();
+    await page.waitForSelector('body[data-ready="true"]', { timeout: TIMEOUT });
+    assert(await page.evaluate(() => document.documentElement.dataset.theme) === 'dark', 'the theme is kept');
+    await page.selectOption('#theme', 'light');
+    const light = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    assert(light === 'rgb(251, 251, 250)', `light background: ${light}`);
+    await view('tools');
+    const side = () => page.$eval('#view-tools .side', (e) => Math.round(e.getBoundingClientRect().width));
+    const before = await side();
+    await page.focus('#view-tools .splitter');
+    for (let i = 0; i < 3; i += 1) await page.keyboard.press('ArrowRight');
+    const after = await side();
+    assert(Math.abs(after - before - 48) <= 2, `the list went from ${before} to ${after} px`);
+    await page.keyboard.press('ArrowLeft');
+    await page.keyboard.press('ArrowLeft');
+    await page.keyboard.press('ArrowLeft');
+    await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+    const top = await page.$eval('#chrome', (e) => e.getBoundingClientRect().top);
+    assert(top === 0, `the header is at ${top}`);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.selectOption('#theme', '');
+    return `list ${before} -> ${after} px`;
+  });
 
   await check('readable in a narrow window', async () => {
     await page.setViewportSize({ width: 380, height: 800 });

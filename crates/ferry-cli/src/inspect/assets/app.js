@@ -32,6 +32,7 @@ const inspector = {
   ready: null,
   lastFilterMs: null,
   logCount: () => state.log.length,
+  schemaWarnings: (tool) => schemaWarnings(tool),
   wireCount: () => state.wire.length,
 };
 window.ferryInspector = inspector;
@@ -255,11 +256,36 @@ function confirmRun(shown) {
 // ----- lists (tools, resources, templates, prompts) -----
 
 const LISTS = {
-  tools: { key: 'tools', list: 'tool-list', more: 'tools-more', capability: 'tools' },
+  tools: { key: 'tools', list: 'tool-list', more: 'tools-more', capability: 'tools', search: 'tool-search' },
   resources: { key: 'resources', list: 'resource-list', more: 'resources-more', capability: 'resources' },
   templates: { key: 'resourceTemplates', list: 'template-list', more: 'templates-more', capability: 'resources' },
-  prompts: { key: 'prompts', list: 'prompt-list', more: 'prompts-more', capability: 'prompts' },
+  prompts: { key: 'prompts', list: 'prompt-list', more: 'prompts-more', capability: 'prompts', search: 'prompt-search' },
 };
+
+/** Whether `item` matches the search words `query` (all of them, in its name, title or description). */
+function matches(item, query) {
+  const text = `${item.name} ${item.title || ''} ${item.description || ''}`.toLowerCase();
+  return query.split(/\s+/).filter(Boolean).every((word) => text.includes(word));
+}
+
+// What hosts are known to handle badly in a tool: said beside it, not refused.
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** Warnings about `tool`'s name and input schema. */
+function schemaWarnings(tool) {
+  const found = [];
+  const schema = tool.inputSchema || {};
+  if (!TOOL_NAME.test(tool.name)) found.push(`The name is not 1-64 letters, digits, _ or -: several hosts refuse such a tool.`);
+  if (schema.type !== 'object') found.push('The input schema is not of type "object".');
+  for (const key of ['oneOf', 'anyOf', 'allOf', 'not']) {
+    if (key in schema) found.push(`The input schema has "${key}" at its top: several hosts accept only a plain object schema there.`);
+  }
+  const text = JSON.stringify(schema);
+  if (/"\$ref"/.test(text)) found.push('The input schema uses "$ref": some hosts do not resolve references.');
+  if (text.length > 16384) found.push(`The input schema is ${text.length} characters: it takes much of a model's context.`);
+  if ((tool.description || '').length > 1024) found.push('The description is over 1,024 characters: some hosts cut it.');
+  return found;
+}
 
 async function loadList(kind, more = false) {
   const c = conn();
@@ -285,7 +311,9 @@ function drawList(kind) {
   const entry = c?.lists[kind];
   if (!entry) return;
   const select = { tools: selectTool, resources: selectResource, templates: selectTemplate, prompts: selectPrompt }[kind];
-  clear($(spec.list), entry.items.length === 0 ? h('li', { class: 'muted' }, '(none)') : entry.items.map((item) => h('li', {},
+  const query = spec.search ? $(spec.search).value.trim().toLowerCase() : '';
+  const items = query ? entry.items.filter((item) => matches(item, query)) : entry.items;
+  clear($(spec.list), items.length === 0 ? h('li', { class: 'muted' }, entry.items.length ? '(no match)' : '(none)') : items.map((item) => h('li', {},
     h('button', { type: 'button', dataset: { name: item.name }, onclick: (e) => {
       // One item chosen per view: resources and templates share one detail pane.
       for (const b of $(spec.list).closest('.view').querySelectorAll('.items button[aria-current]')) b.removeAttribute('aria-current');
@@ -294,6 +322,7 @@ function drawList(kind) {
     } },
     icon(item), h('span', { class: 'name' }, item.name), item.title && item.title !== item.name ? ` ${item.title}` : '',
     kind === 'tools' ? annotationBadges(item.annotations) : null,
+    kind === 'tools' && schemaWarnings(item).length ? h('span', { class: 'badge warn', title: schemaWarnings(item).join('\n') }, 'schema warnings') : null,
     h('span', { class: 'desc' }, item.uri || item.uriTemplate || item.description || '')))));
   $(spec.more).hidden = !entry.cursor;
 }
@@ -416,6 +445,7 @@ function selectTool(tool) {
       ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint', 'title'].filter((k) => k in a)
         .map((k) => [h('dt', {}, k), h('dd', {}, String(a[k]))])) : null,
     tool.execution?.taskSupport ? h('p', { class: 'muted' }, `Task support: ${tool.execution.taskSupport}`) : null,
+    schemaWarnings(tool).length ? h('ul', { class: 'warnings', id: 'schema-warnings' }, schemaWarnings(tool).map((w) => h('li', {}, w))) : null,
     formEl, result,
     tool.outputSchema ? h('details', {}, h('summary', {}, 'Output schema'), render.tree(tool.outputSchema, 3)) : null);
 }
@@ -1153,7 +1183,64 @@ function onEvent(event) {
   }
 }
 
+// ----- the page's own settings -----
+
+const THEME_KEY = 'ferry-inspect-theme';
+const SIDE_KEY = 'ferry-inspect-side';
+
+/** The theme chosen here (or the system's), kept in this browser. */
+function setUpTheme() {
+  const select = $('theme');
+  const apply = (theme) => {
+    if (theme) document.documentElement.dataset.theme = theme;
+    else delete document.documentElement.dataset.theme;
+  };
+  select.value = localStorage.getItem(THEME_KEY) || '';
+  apply(select.value);
+  select.addEventListener('change', () => {
+    localStorage.setItem(THEME_KEY, select.value);
+    apply(select.value);
+  });
+}
+
+/** Between each list and its detail, a separator that resizes the list: dragged, or moved
+ * with the arrow keys once focused; the width kept in this browser. */
+function setUpSplitters() {
+  const root = document.documentElement;
+  const set = (px) => {
+    const width = Math.round(Math.max(160, Math.min(px, window.innerWidth * 0.7)));
+    root.style.setProperty('--side', `${width}px`);
+    localStorage.setItem(SIDE_KEY, String(width));
+    for (const s of document.querySelectorAll('.splitter')) s.setAttribute('aria-valuenow', String(width));
+    return width;
+  };
+  const kept = Number(localStorage.getItem(SIDE_KEY));
+  if (kept) set(kept);
+  for (const split of document.querySelectorAll('.split')) {
+    const side = split.querySelector('.side');
+    const bar = h('div', { class: 'splitter', role: 'separator', tabindex: '0', 'aria-orientation': 'vertical', 'aria-label': 'Resize the list', 'aria-valuemin': '160' });
+    side.after(bar);
+    bar.addEventListener('pointerdown', (event) => {
+      bar.setPointerCapture(event.pointerId);
+      const move = (e) => set(e.clientX - split.getBoundingClientRect().left);
+      bar.addEventListener('pointermove', move);
+      bar.addEventListener('pointerup', () => bar.removeEventListener('pointermove', move), { once: true });
+    });
+    bar.addEventListener('keydown', (event) => {
+      const step = { ArrowLeft: -16, ArrowRight: 16 }[event.key];
+      if (!step) return;
+      event.preventDefault();
+      set(side.getBoundingClientRect().width + step);
+    });
+  }
+}
+
 async function start() {
+  setUpTheme();
+  setUpSplitters();
+  for (const [kind, spec] of Object.entries(LISTS)) {
+    if (spec.search) $(spec.search).addEventListener('input', () => drawList(kind));
+  }
   for (const button of document.querySelectorAll('#views button')) {
     button.addEventListener('click', () => showView(button.dataset.view));
   }
