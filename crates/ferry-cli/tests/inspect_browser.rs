@@ -250,6 +250,7 @@ const COMMON: &[&str] = &[
     "a resource is subscribed to",
     "the status corner goes back to the stream state after a message",
     "the wire shows the exchange and exports it",
+    "a request from the history is edited and sent again",
     "an API call without the session cookie gets 403",
     "the launch URL works once",
     "a foreign Origin or Host gets 403",

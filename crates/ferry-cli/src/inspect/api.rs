@@ -96,6 +96,7 @@ pub(super) async fn post(app: &Arc<App>, op: &str, body: &[u8]) -> Result<Value,
         "answer" => answer(app, parse(body)?),
         "ping" => ping(app, parse(body)?).await,
         "stderr" => stderr(app, parse(body)?).await,
+        "resend" => resend(app, parse(body)?).await,
         "check" => check(app, parse(body)?).await,
         "connect" => connect(app, parse(body)?).await,
         "reconnect" => reconnect(app, parse(body)?).await,
@@ -403,6 +404,51 @@ async fn task_result(app: &Arc<App>, request: TaskRequest) -> Result<Value, Fail
         .await
         .map_err(|e| upstream("tasks/result", &e))?;
     Ok(json!({ "result": result }))
+}
+
+#[derive(Deserialize)]
+struct ResendRequest {
+    conn: u64,
+    method: String,
+    #[serde(default)]
+    params: Value,
+}
+
+/// Send a request again, as the page edited it: any request a client sends in the
+/// connection's revision (the stateless era's `_meta` is the client's own, added again).
+async fn resend(app: &Arc<App>, request: ResendRequest) -> Result<Value, Failure> {
+    use ferry::protocol::methods::{Direction, MethodKind, methods_in};
+    let conn = conn(app, request.conn).await?;
+    let version = conn.client.version();
+    let method = methods_in(version)
+        .find(|m| {
+            m.name == request.method
+                && m.kind == MethodKind::Request
+                && m.direction != Direction::ServerToClient
+        })
+        .ok_or_else(|| {
+            bad(format!(
+                "{:?} is not a request a client sends in {version}",
+                request.method
+            ))
+        })?;
+    let mut params = request.params;
+    if let Some(object) = params.as_object_mut() {
+        // What the client adds to each request itself.
+        if let Some(meta) = object.get_mut("_meta").and_then(Value::as_object_mut) {
+            meta.retain(|key, _| !key.starts_with("io.modelcontextprotocol/"));
+        }
+    } else if !params.is_null() {
+        return Err(bad("params must be a JSON object"));
+    }
+    let started = Instant::now();
+    let answer: Result<Value, ClientError> = conn.client.request(method.name, &params).await;
+    let ms = started.elapsed().as_secs_f64() * 1e3;
+    match answer {
+        Ok(result) => Ok(json!({ "result": result, "ms": ms })),
+        Err(ClientError::Rpc(error)) => Ok(json!({ "error": error, "ms": ms })),
+        Err(e) => Err(upstream(method.name, &e)),
+    }
 }
 
 #[derive(Deserialize)]

@@ -529,6 +529,23 @@ try {
     return `${messages.length} messages exported`;
   });
 
+  await check('a request from the history is edited and sent again', async () => {
+    await view('wire');
+    await page.selectOption('#wire-dir', 'sent');
+    await page.fill('#wire-text', '"calculate"');
+    await page.waitForSelector('#wire-list .row', { timeout: TIMEOUT });
+    await page.click('#wire-list .row >> nth=0');
+    await page.waitForSelector('#wire-resend textarea', { timeout: TIMEOUT });
+    await page.fill('#wire-resend textarea', '{"name": "calculate", "arguments": {"expression": "6 * 7"}}');
+    await page.click('#resend-button');
+    await page.waitForSelector('#resend-answer .card', { timeout: TIMEOUT });
+    const text = await page.innerText('#resend-answer');
+    assert(/42/.test(text) && /A result in/.test(text), text);
+    await page.selectOption('#wire-dir', '');
+    await page.fill('#wire-text', '');
+    return text.split('\n')[0];
+  });
+
   await check('keyboard: the view tabs and the lists are buttons', async () => {
     await page.focus('#views button[data-view="server"]');
     await page.click('#views button[data-view="server"]');

@@ -1035,11 +1035,52 @@ function logHint() {
   $('log-hint').hidden = !(c && c.info.era === 'stateless' && !c.logLevel);
 }
 
+/** For a request the client sent: its params, editable, and a button that sends it again
+ * on the same connection (its answer shown beside, and on the wire like any other). */
+function resendEditor(entry) {
+  const place = $('wire-resend');
+  clear(place);
+  let message;
+  try {
+    message = JSON.parse(entry.text);
+  } catch {
+    return;
+  }
+  if (entry.dir !== 'sent' || typeof message?.method !== 'string' || message.id === undefined || message.method === 'initialize') return;
+  const c = state.conns.get(entry.conn);
+  if (!c || c.closed) return;
+  const paramsId = uid('resend');
+  const params = h('textarea', { id: paramsId, class: 'mono', rows: 6, spellcheck: false }, JSON.stringify(message.params ?? {}, null, 2));
+  const answer = h('div', { id: 'resend-answer' });
+  const send = async () => {
+    clear(answer);
+    let value;
+    try {
+      value = JSON.parse(params.value);
+    } catch (error) {
+      answer.append(h('p', { class: 'error-text' }, `Not JSON: ${error.message}`));
+      return;
+    }
+    const got = await attempt(answer, () => post('resend', { conn: entry.conn, method: message.method, params: value }));
+    if (!got) return;
+    answer.append(h('p', { class: 'muted' }, `${got.error ? 'An error' : 'A result'} in ${got.ms.toFixed(1)} ms`),
+      got.error ? h('div', { class: 'card error' }, render.tree(got.error, 4)) : h('div', { class: 'card result' }, render.tree(got.result, 4)));
+  };
+  place.append(h('div', { class: 'card' },
+    h('h3', {}, `Send ${message.method} again`),
+    h('div', { class: 'field' }, h('label', { for: paramsId }, `params (to ${connLabel(c)})`), params),
+    h('div', { class: 'actions' }, h('button', { type: 'button', class: 'primary', id: 'resend-button', onclick: send }, 'Send again')),
+    answer));
+}
+
 function setUpLogAndWire() {
   logList = new VirtualList($('log-list'), (e) => e.line, (e) => (e.kind === 'log' ? `lvl-${e.level}` : 'note'),
     (e) => { $('log-item').textContent = JSON.stringify(e.message, null, 2); });
   wireList = new VirtualList($('wire-list'), (e) => e.line, (e) => e.dir,
-    (e) => { $('wire-item').textContent = `${e.dir} at ${clock(e.time)}, ${e.size} bytes${e.latency !== null ? `, ${e.latency.toFixed(1)} ms after its request` : ''}\n\n${pretty(e.text)}`; });
+    (e) => {
+      $('wire-item').textContent = `${e.dir} at ${clock(e.time)}, ${e.size} bytes${e.latency !== null ? `, ${e.latency.toFixed(1)} ms after its request` : ''}\n\n${pretty(e.text)}`;
+      resendEditor(e);
+    });
   const level = $('log-level');
   const min = $('log-min');
   for (const l of LEVELS) {
