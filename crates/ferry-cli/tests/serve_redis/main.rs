@@ -925,25 +925,35 @@ async fn session_data_follows_the_session_over_instances() {
     let hash = format!("{prefix}session:{}", session.id);
     let fields = redis.cli(&["hkeys", &hash]).unwrap_or_default();
     assert!(fields.lines().any(|f| f == "data:calls"), "{fields}");
-    assert_eq!(redis.keys(&session_keys(&prefix)), 1);
+    deleted_with_its_record(&redis, &prefix, &session, &url).await;
+
+    // A session left alone expires with its data.
+    let idle = Session::open(&url).await;
+    let (_, messages) = idle.call(&url, 1, "count", json!({})).await.unwrap();
+    assert_eq!(text(messages.last().unwrap()), "1");
+    expires_with_its_record(&redis, &prefix).await;
+}
+
+/// DELETE `session` (the one session under `prefix`): its record, data included, is gone.
+async fn deleted_with_its_record(redis: &Redis, prefix: &str, session: &Session, url: &str) {
+    assert_eq!(redis.keys(&session_keys(prefix)), 1);
     let response = session
         .http
-        .delete(&url)
+        .delete(url)
         .header("mcp-session-id", &session.id)
         .header("mcp-protocol-version", session.revision)
         .send()
         .await
         .unwrap();
     assert!(response.status().is_success());
-    assert_eq!(redis.keys(&session_keys(&prefix)), 0);
+    assert_eq!(redis.keys(&session_keys(prefix)), 0);
+}
 
-    // A session left alone expires with its data.
-    let idle = Session::open(&url).await;
-    let (_, messages) = idle.call(&url, 1, "count", json!({})).await.unwrap();
-    assert_eq!(text(messages.last().unwrap()), "1");
-    assert_eq!(redis.keys(&session_keys(&prefix)), 1);
+/// The one session under `prefix`, left alone, expires with its record within 20 s.
+async fn expires_with_its_record(redis: &Redis, prefix: &str) {
+    assert_eq!(redis.keys(&session_keys(prefix)), 1);
     let deadline = Instant::now() + Duration::from_secs(20);
-    while redis.keys(&session_keys(&prefix)) > 0 {
+    while redis.keys(&session_keys(prefix)) > 0 {
         assert!(
             Instant::now() < deadline,
             "the idle session's record stayed"
@@ -1223,17 +1233,7 @@ async fn evaluate_keeps_its_variables_where_the_session_lives() {
         fields.lines().any(|f| f == "data:evaluate.state"),
         "{fields}"
     );
-    assert_eq!(redis.keys(&session_keys(&prefix)), 1);
-    let response = session
-        .http
-        .delete(&url)
-        .header("mcp-session-id", &session.id)
-        .header("mcp-protocol-version", session.revision)
-        .send()
-        .await
-        .unwrap();
-    assert!(response.status().is_success());
-    assert_eq!(redis.keys(&session_keys(&prefix)), 0);
+    deleted_with_its_record(&redis, &prefix, &session, &url).await;
 
     // And expires with it.
     let idle = std::sync::Arc::new(Session::open(&url).await);
@@ -1241,13 +1241,5 @@ async fn evaluate_keeps_its_variables_where_the_session_lives() {
         eval(idle.clone(), url.clone(), 1, "let y = 1;").await,
         "=> ()"
     );
-    assert_eq!(redis.keys(&session_keys(&prefix)), 1);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while redis.keys(&session_keys(&prefix)) > 0 {
-        assert!(
-            Instant::now() < deadline,
-            "the idle session's record stayed"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    expires_with_its_record(&redis, &prefix).await;
 }
