@@ -360,13 +360,8 @@ async fn cancel(app: &Arc<App>, request: CancelRequest) -> Result<Value, Failure
     }
 }
 
-#[derive(Deserialize)]
-struct TasksRequest {
-    conn: u64,
-}
-
 /// `tasks/list` of the connection (2025-11-25).
-async fn tasks(app: &Arc<App>, request: TasksRequest) -> Result<Value, Failure> {
+async fn tasks(app: &Arc<App>, request: OnConn) -> Result<Value, Failure> {
     let conn = conn(app, request.conn).await?;
     let tasks = conn
         .client
@@ -451,13 +446,8 @@ async fn resend(app: &Arc<App>, request: ResendRequest) -> Result<Value, Failure
     }
 }
 
-#[derive(Deserialize)]
-struct ConnRequest {
-    conn: u64,
-}
-
 /// A stdio server's last stderr lines (what it said as it failed, say).
-async fn stderr(app: &Arc<App>, request: ConnRequest) -> Result<Value, Failure> {
+async fn stderr(app: &Arc<App>, request: OnConn) -> Result<Value, Failure> {
     let conn = conn(app, request.conn).await?;
     Ok(json!({ "lines": conn.stderr_tail().await }))
 }

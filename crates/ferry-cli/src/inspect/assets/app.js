@@ -271,6 +271,16 @@ function matches(item, query) {
 // What hosts are known to handle badly in a tool: said beside it, not refused.
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
+/** A list item's badge for `warnings`, if any (they show on hover). */
+function warningBadge(warnings) {
+  return warnings.length ? h('span', { class: 'badge warn', title: warnings.join('\n') }, 'schema warnings') : null;
+}
+
+/** The detail pane's list of `warnings`, if any. */
+function warningList(warnings) {
+  return warnings.length ? h('ul', { class: 'warnings', id: 'schema-warnings' }, warnings.map((w) => h('li', {}, w))) : null;
+}
+
 /** Warnings about `tool`'s name and input schema. */
 function schemaWarnings(tool) {
   const found = [];
@@ -322,7 +332,7 @@ function drawList(kind) {
     } },
     icon(item), h('span', { class: 'name' }, item.name), item.title && item.title !== item.name ? ` ${item.title}` : '',
     kind === 'tools' ? annotationBadges(item.annotations) : null,
-    kind === 'tools' && schemaWarnings(item).length ? h('span', { class: 'badge warn', title: schemaWarnings(item).join('\n') }, 'schema warnings') : null,
+    kind === 'tools' ? warningBadge(schemaWarnings(item)) : null,
     h('span', { class: 'desc' }, item.uri || item.uriTemplate || item.description || '')))));
   $(spec.more).hidden = !entry.cursor;
 }
@@ -445,7 +455,7 @@ function selectTool(tool) {
       ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint', 'title'].filter((k) => k in a)
         .map((k) => [h('dt', {}, k), h('dd', {}, String(a[k]))])) : null,
     tool.execution?.taskSupport ? h('p', { class: 'muted' }, `Task support: ${tool.execution.taskSupport}`) : null,
-    schemaWarnings(tool).length ? h('ul', { class: 'warnings', id: 'schema-warnings' }, schemaWarnings(tool).map((w) => h('li', {}, w))) : null,
+    warningList(schemaWarnings(tool)),
     formEl, result,
     tool.outputSchema ? h('details', {}, h('summary', {}, 'Output schema'), render.tree(tool.outputSchema, 3)) : null);
 }
