@@ -9,9 +9,9 @@
 //! - the params skim (`skim::value_end`, `skim::structured`) ends where serde_json ends;
 //! - `read_head`, on the whole message and on every cut of it, names no id but the one
 //!   the message has; `read_heads` of a batch is `read_head` of each member serde finds;
-//! - the `tools/call` members scan (`members::find`) finds the values serde finds, and
-//!   `call_params::fast` reads what `CallToolRequestParams` reads;
-//! - the byte searches (`engine::scan`, `text::special_byte`) agree with plain loops.
+//! - the `tools/call` members scan (`read::find_members`) finds the values serde finds, and
+//!   `read::tool_call` reads what `CallToolRequestParams` reads;
+//! - the byte searches (`read::scan`, `read::special_byte`) agree with plain loops.
 //!
 //! Intended differences, encoded exactly:
 //! - lone surrogates (`"\ud800"`) are refused in `id` and `method` (`-32700`) but pass in
@@ -25,12 +25,10 @@
 
 use std::borrow::Cow;
 
-use ferry::engine::fuzzing as scan;
-use ferry::server::fuzzing as members;
-use ferry_protocol::jsonrpc::fuzzing as hand;
 use ferry_protocol::jsonrpc::{
     Inbound, Message, Rejected, Request, RequestId, classify, read_head, read_heads,
 };
+use ferry_protocol::read::{self as hand, scan};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
@@ -128,10 +126,10 @@ fn check_classify(text: &str, inbound: &Inbound) {
     };
     assert_eq!(got, outcome(&reference(text)), "{text:?}");
     // The envelope's own reading, where it accepts, reads what the general one reads.
-    if let Some(fast) = hand::envelope_read(text) {
+    if let Some(fast) = hand::envelope(text) {
         assert_eq!(
             outcome(&Ok(fast)),
-            outcome(&hand::classify_general(text)),
+            outcome(&hand::general(text)),
             "{text:?}"
         );
     }
@@ -370,7 +368,7 @@ fn check_skim(text: &str) {
     // At the start and after a prefix the skim may be handed (params start with a bracket).
     for start in [0, text.find(['{', '[']).unwrap_or(0)] {
         let rest = &text[start..];
-        if let Some(end) = hand::skim_value_end(rest.as_bytes()) {
+        if let Some(end) = hand::value_end(rest.as_bytes()) {
             // Intended difference: a number with a leading zero followed by a digit at the
             // top level (`00`): the skim ends after the zero, serde_json calls the number
             // invalid. Unreachable from `structured`, which starts at a bracket.
@@ -383,7 +381,7 @@ fn check_skim(text: &str) {
                 assert_eq!(Some(end), serde_end(rest), "{rest:?}");
             }
         }
-        if let Some(raw) = hand::skim_structured(rest) {
+        if let Some(raw) = hand::structured(rest) {
             let end = serde_end(rest).expect("serde_json reads it");
             assert_eq!(raw.get(), &rest[..end], "{rest:?}");
             let reread: &RawValue = serde_json::from_str(raw.get()).expect("one value");
@@ -432,8 +430,9 @@ fn check_call(request: &Request) {
         "_meta",
     ];
     let serde_members = serde_json::from_str::<Members<'_>>(params).ok();
-    match members::members_find(params, names) {
+    match hand::find_members(params, names) {
         Some(found) => {
+            let found = found.map(|f| f.map(|s| (s.text, s.plain)));
             let Members(all) = serde_members.expect("an object");
             for (name, found) in names.iter().zip(found) {
                 let values: Vec<&str> = all
@@ -458,7 +457,7 @@ fn check_call(request: &Request) {
                                 .unwrap_or_else(|e| panic!("plain {value:?} refused: {e}"));
                         }
                     }
-                    if let Some(s) = members::members_plain_string(value, plain) {
+                    if let Some(s) = hand::plain_string(hand::Span { text: value, plain }) {
                         assert_eq!(
                             serde_json::from_str::<String>(value).ok().as_deref(),
                             Some(s)
@@ -481,7 +480,7 @@ fn check_call(request: &Request) {
     if request.method != "tools/call" {
         return;
     }
-    let Some(fast) = members::call_fast(request) else {
+    let Some(fast) = hand::tool_call(request) else {
         return;
     };
     // The fast path is taken only where the general parse agrees.
@@ -489,21 +488,22 @@ fn check_call(request: &Request) {
         .unwrap_or_else(|e| panic!("fast path took params serde refuses: {params:?}: {e}"));
     assert_eq!(fast.name, general.name, "{params:?}");
     assert!(general.task.is_none(), "{params:?}");
-    let arguments = fast.arguments.as_deref().map(|a| {
+    let arguments = fast.arguments.map(|a| {
         serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(a)
             .unwrap_or_else(|e| panic!("raw arguments {a:?} do not parse into a map: {e}"))
     });
     assert_eq!(arguments, general.arguments, "{params:?}");
     assert_eq!(fast.request_state, general.request_state, "{params:?}");
     assert_eq!(
-        fast.meta,
+        fast.meta.map(|m| serde_json::to_value(m).expect("writes")),
         general
             .meta
             .map(|m| serde_json::to_value(m).expect("writes")),
         "{params:?}"
     );
     assert_eq!(
-        fast.input_responses,
+        fast.input_responses
+            .map(|m| serde_json::to_value(m).expect("writes")),
         general
             .input_responses
             .map(|m| serde_json::to_value(m).expect("writes")),

@@ -9,6 +9,9 @@
 //!   [`jsonrpc::classify`], which turns any line of untrusted input into a valid message or
 //!   the exact error response it deserves. `params` stay raw ([`jsonrpc::RawJson`]) until
 //!   the method is known, then are parsed once ([`jsonrpc::parse_params`]).
+//! - [`read`]: every reader of raw JSON-RPC bytes that is not a whole serde parse: the
+//!   classification, the head of an oversized message, a `tools/call`'s members, what a
+//!   frame is; the fuzz targets compare each with serde through it.
 //! - [`version`]: the revisions, their eras and features, and the negotiation rule.
 //! - [`error_codes`]: named error codes with their revision history.
 //! - [`types`]: every request params, result, notification, capability and content type.
@@ -57,7 +60,7 @@ pub mod conform;
 pub mod error_codes;
 pub mod jsonrpc;
 pub mod methods;
-mod text;
+pub mod read;
 pub mod types;
 pub mod version;
 mod write;

@@ -5,7 +5,7 @@
 //! frequent escapes alike: `cargo bench -p ferry-mcp-protocol -- "tool result"` measures it
 //! against serde_json.
 
-use crate::text::{is_special, special_mask};
+use crate::read::text::{is_special, special_mask};
 
 /// Append `text` to `out` as a JSON string, exactly as `serde_json::to_writer` would.
 pub(crate) fn write_str(out: &mut Vec<u8>, text: &str) {

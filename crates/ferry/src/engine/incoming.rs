@@ -157,7 +157,7 @@ impl LineReader {
     /// if that ended a line worth reporting.
     fn take_line(&mut self) -> Option<TransportEvent> {
         let available = &self.buf[self.at..];
-        let (chunk, done) = match super::scan::find(b'\n', available) {
+        let (chunk, done) = match ferry_protocol::read::scan::find(b'\n', available) {
             Some(i) => (&available[..i], Some(i + 1)),
             None => (available, None),
         };

@@ -30,33 +30,6 @@ mod peer;
 mod progress;
 pub(crate) mod related;
 mod result;
-pub(crate) mod scan;
-
-/// The byte searches of `scan`, for the fuzz targets (`fuzz/checks/classify.rs`).
-/// Feature `fuzzing` only; not an API.
-#[cfg(feature = "fuzzing")]
-#[doc(hidden)]
-pub mod fuzzing {
-    /// `scan::find`.
-    pub fn find(needle: u8, haystack: &[u8]) -> Option<usize> {
-        super::scan::find(needle, haystack)
-    }
-
-    /// `scan::find_either`.
-    pub fn find_either(a: u8, b: u8, haystack: &[u8]) -> Option<usize> {
-        super::scan::find_either(a, b, haystack)
-    }
-
-    /// `scan::count_either`.
-    pub fn count_either(a: u8, b: u8, haystack: &[u8], limit: usize) -> usize {
-        super::scan::count_either(a, b, haystack, limit)
-    }
-
-    /// `scan::may_hold`.
-    pub fn may_hold(json: &[u8], before: &[u8], after: &[u8]) -> bool {
-        super::scan::may_hold(json, before, after)
-    }
-}
 
 /// A `HashMap` with foldhash, seeded per map: for the maps of one connection (request ids,
 /// stream numbers), whose keys the peer chooses but cannot make collide without the seed.

@@ -94,7 +94,6 @@ pub mod auth;
 mod clients;
 mod cors;
 mod events;
-mod frame_kind;
 mod guard;
 mod headers;
 mod legacy;

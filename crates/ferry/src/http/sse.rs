@@ -18,7 +18,7 @@ pub(crate) fn write_event(out: &mut Vec<u8>, data: &[u8]) {
     let mut rest = data;
     // Compact JSON has no line breaks: usually one `data:` line, found with one SIMD search.
     loop {
-        let (line, next) = match crate::engine::scan::find(b'\n', rest) {
+        let (line, next) = match ferry_protocol::read::scan::find(b'\n', rest) {
             Some(i) => (&rest[..i], Some(&rest[i + 1..])),
             None => (rest, None),
         };

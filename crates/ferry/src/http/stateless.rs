@@ -28,12 +28,12 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::frame_kind::{FrameKind, frame_kind};
 use super::headers::Checked;
 use super::owner::RequestData;
 use super::probe::Probe;
 use super::{Shared, guard, headers, sse};
 use crate::engine::{Frame, Transport, TransportEvent};
+use ferry_protocol::read::{FrameKind, frame_kind};
 
 /// A JSON-RPC error as an HTTP response.
 pub(crate) fn error_response(

@@ -66,7 +66,6 @@ mod extract;
 mod input;
 mod list;
 mod log_layer;
-mod members;
 mod middleware;
 mod mrtr;
 mod pagination;
@@ -87,62 +86,6 @@ mod testing;
 mod tools;
 mod uri_template;
 mod visibility;
-
-/// The `tools/call` readings by hand (`members`, `call_params`), for the fuzz targets
-/// (`fuzz/checks/classify.rs` compares them with serde). Feature `fuzzing` only; not an API.
-#[cfg(feature = "fuzzing")]
-#[doc(hidden)]
-pub mod fuzzing {
-    use ferry_protocol::jsonrpc::Request;
-
-    /// A member's value as `members::find` found it: its text and whether it is plain
-    /// (no escape, no exponent).
-    pub type Found<'a> = Option<(&'a str, bool)>;
-
-    /// `members::find`: the values of `object`'s members named in `names`.
-    pub fn members_find<'a, const N: usize>(
-        object: &'a str,
-        names: [&str; N],
-    ) -> Option<[Found<'a>; N]> {
-        super::members::find(object, names).map(|found| found.map(|v| v.map(|s| (s.text, s.plain))))
-    }
-
-    /// `members::plain_string` of a found value.
-    pub fn members_plain_string(text: &str, plain: bool) -> Option<&str> {
-        super::members::plain_string(super::members::Span { text, plain })
-    }
-
-    /// What `call_params::fast` read from a `tools/call`.
-    #[derive(Debug)]
-    pub struct FastCall {
-        /// The tool's name.
-        pub name: String,
-        /// The arguments' raw text.
-        pub arguments: Option<String>,
-        /// `inputResponses`, as JSON.
-        pub input_responses: Option<serde_json::Value>,
-        /// `requestState`.
-        pub request_state: Option<String>,
-        /// `_meta`, as JSON.
-        pub meta: Option<serde_json::Value>,
-    }
-
-    /// `call_params::fast`: the params of a `tools/call` read by hand, `None` where the
-    /// general path decides.
-    pub fn call_fast(request: &Request) -> Option<FastCall> {
-        super::call_params::fast(request).map(|call| FastCall {
-            name: call.name.to_owned(),
-            arguments: call.arguments.map(str::to_owned),
-            input_responses: call
-                .input_responses
-                .map(|r| serde_json::to_value(r).unwrap_or_default()),
-            request_state: call.request_state,
-            meta: call
-                .meta
-                .map(|m| serde_json::to_value(m).unwrap_or_default()),
-        })
-    }
-}
 
 pub use self::core::Server;
 pub use builder::{BuildError, DEFAULT_PAGE_SIZE, ServerBuilder};

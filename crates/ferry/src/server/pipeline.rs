@@ -41,7 +41,7 @@ use ferry_protocol::types::{
 use ferry_protocol::{Feature, ProtocolVersion};
 use futures_util::future::{self, Either};
 
-use super::call_params::{self, Arguments, FastCall};
+use super::call_params::Arguments;
 use super::context::Context;
 use super::core::Server;
 use super::input::{Rounds, Salient};
@@ -56,6 +56,7 @@ use super::session::Session;
 use super::tools::ToolEntry;
 use super::{completion, prompts, resources, subscriptions, tasks, tools};
 use crate::engine::{Handler, HandlerResult, Peer, RequestContext};
+use ferry_protocol::read::{ToolCall, tool_call};
 
 type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -221,7 +222,7 @@ impl Session {
         let server = self.server();
         server.counters().request();
         // `tools/call` parsed once, its arguments left raw for the tool's own type.
-        if let Some(mut fast) = call_params::fast(&request) {
+        if let Some(mut fast) = tool_call(&request) {
             const METHOD: &str = "tools/call";
             let meta = shared_meta(fast.meta.take());
             let call = self.revision(METHOD, &meta, false, false, server.offers_tools())?;
@@ -442,7 +443,7 @@ impl AsksForInput for CallToolRequestParams {
 }
 
 /// A tool call read by hand: the same, its arguments kept as the text they came as.
-impl AsksForInput for FastCall<'_> {
+impl AsksForInput for ToolCall<'_> {
     fn take_input(&mut self) -> (Option<String>, Option<InputResponses>) {
         (self.request_state.take(), self.input_responses.take())
     }

@@ -269,7 +269,7 @@ fn progress_token(
     let params = params?.get();
     // Most requests carry no token: skip the parse when the key cannot be there (a JSON
     // string can spell a letter of it differently only with an escape).
-    if !crate::engine::scan::may_hold(params.as_bytes(), b"progress", b"oken") {
+    if !ferry_protocol::read::scan::may_hold(params.as_bytes(), b"progress", b"oken") {
         return None;
     }
     serde_json::from_str::<Probe>(params)

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use ferry_protocol::RequestId;
+use ferry_protocol::read::response_id;
 use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -122,7 +123,7 @@ pub(super) enum Kind {
 }
 
 pub(super) fn classify(frame: &[u8]) -> Kind {
-    if let Some(id) = engine_response_id(frame) {
+    if let Some(id) = response_id(frame) {
         return Kind::Responses(vec![id]);
     }
     #[derive(Deserialize)]
@@ -161,30 +162,6 @@ pub(super) fn classify(frame: &[u8]) -> Kind {
         (Some(_), Some(_)) => Kind::FromHandler(true),
         _ => Kind::Other,
     }
-}
-
-/// The id of a response as the engine writes it — `{"jsonrpc":"2.0","id":ID,"result":`
-/// (or `"error":`) and the rest — read from the frame's head; `None` for any other shape,
-/// which [`classify`]'s general probe then reads. That probe parses the whole frame
-/// (skimming the result), a visible share of a session-era request; this reads the first
-/// few bytes. Not a JSON parser: the id's
-/// bytes (a number, or a string without escapes) go to serde.
-fn engine_response_id(frame: &[u8]) -> Option<RequestId> {
-    let rest = frame.strip_prefix(br#"{"jsonrpc":"2.0","id":"#)?;
-    let end = if rest.first() == Some(&b'"') {
-        let close = 1 + rest[1..].iter().position(|&b| b == b'"' || b == b'\\')?;
-        if rest[close] != b'"' {
-            return None;
-        }
-        close + 1
-    } else {
-        rest.iter().position(|&b| b == b',')?
-    };
-    let (id, after) = rest.split_at(end);
-    if !(after.starts_with(br#","result":"#) || after.starts_with(br#","error":"#)) {
-        return None;
-    }
-    serde_json::from_slice(id).ok()
 }
 
 impl Session {
@@ -395,7 +372,7 @@ mod tests {
             br#"[{"jsonrpc":"2.0","id":5,"result":{}}]"#,
         ];
         for frame in frames {
-            let fast = engine_response_id(frame);
+            let fast = response_id(frame);
             let general = {
                 // The general probe alone: a frame the fast path does not take.
                 let mut spaced = b" ".to_vec();
@@ -417,21 +394,5 @@ mod tests {
                 String::from_utf8_lossy(frame)
             );
         }
-        assert_eq!(
-            engine_response_id(br#"{"jsonrpc":"2.0","id":7,"result":{}}"#),
-            Some(RequestId::Number(7))
-        );
-        assert_eq!(
-            engine_response_id(br#"{"jsonrpc":"2.0","id":"a-1","error":{}}"#),
-            Some(RequestId::String("a-1".into()))
-        );
-        assert_eq!(
-            engine_response_id(br#"{"jsonrpc":"2.0","id":"a\"b","result":{}}"#),
-            None
-        );
-        assert_eq!(
-            engine_response_id(br#"{"jsonrpc":"2.0","id":3,"method":"x"}"#),
-            None
-        );
     }
 }

@@ -20,7 +20,8 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{Message, RawJson, RequestId, method_name, request_or_notification};
+use super::classify::{method_name, request_or_notification};
+use crate::jsonrpc::{Message, RawJson, RequestId};
 
 /// The message `text` holds when it is the usual request or notification.
 pub(super) fn read(text: &str) -> Option<Message> {
@@ -130,7 +131,7 @@ impl<'a> Cursor<'a> {
         self.expect(b'"')?;
         let start = self.pos;
         let rest = self.bytes().get(start..)?;
-        let len = crate::text::special_byte(rest)?;
+        let len = super::text::special_byte(rest)?;
         if rest[len] != b'"' {
             return None;
         }

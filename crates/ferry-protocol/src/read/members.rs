@@ -10,23 +10,35 @@
 //! then parses with serde, which decides.
 //!
 //! On the way it notes whether a value has an escape or an exponent, the only places
-//! where parsing valid JSON into a map can still fail (see `call_params`), which spares
+//! where parsing valid JSON into a map can still fail (see [`tool_call`](super::tool_call)), which spares
 //! two more passes over the tool's arguments on every call.
 
 /// Where a member's value is in the object's text, and what the scan saw in it.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Span<'a> {
+pub struct Span<'a> {
     /// The value's text.
-    pub(crate) text: &'a str,
+    pub text: &'a str,
     /// The value has no escape (a backslash in a string) and no exponent (an `e` or `E`
     /// right after a digit, outside strings).
-    pub(crate) plain: bool,
+    pub plain: bool,
 }
 
 /// The values of `object`'s members named in `names`, in that order (`None` for an absent
 /// one). `None` if `object` is not an object, if a wanted member appears twice, or if a
 /// key has an escape (it might spell a wanted name).
-pub(crate) fn find<'a, const N: usize>(
+///
+/// `object` must be valid JSON (as the classification leaves `params`): the scan does not
+/// validate what it skips.
+///
+/// ```
+/// use ferry_protocol::read::find_members;
+///
+/// let [name, missing] = find_members(r#"{"name":"echo","arguments":{}}"#, ["name", "uri"]).unwrap();
+/// assert_eq!(name.unwrap().text, r#""echo""#);
+/// assert!(missing.is_none());
+/// assert!(find_members(r#"{"name":1,"name":2}"#, ["name"]).is_none());
+/// ```
+pub fn find_members<'a, const N: usize>(
     object: &'a str,
     names: [&str; N],
 ) -> Option<[Option<Span<'a>>; N]> {
@@ -69,7 +81,14 @@ pub(crate) fn find<'a, const N: usize>(
 }
 
 /// The text of a JSON string span without its quotes, when it has no escapes.
-pub(crate) fn plain_string(span: Span<'_>) -> Option<&str> {
+///
+/// ```
+/// use ferry_protocol::read::{Span, plain_string};
+///
+/// assert_eq!(plain_string(Span { text: r#""echo""#, plain: true }), Some("echo"));
+/// assert_eq!(plain_string(Span { text: r#""a\nb""#, plain: false }), None);
+/// ```
+pub fn plain_string(span: Span<'_>) -> Option<&str> {
     let inner = span.text.strip_prefix('"')?.strip_suffix('"')?;
     span.plain.then_some(inner)
 }
@@ -117,7 +136,7 @@ impl<'a> Scan<'a> {
         let mut plain = true;
         loop {
             let rest = self.bytes().get(self.at..)?;
-            let found = crate::engine::scan::find_either(b'"', b'\\', rest)?;
+            let found = super::scan::find_either(b'"', b'\\', rest)?;
             self.at += found + 1;
             if rest[found] == b'"' {
                 return self.span(start, plain);
@@ -207,7 +226,7 @@ mod tests {
         for object in objects {
             let wire: Wire<'_> = serde_json::from_str(object).expect("valid");
             // serde reads `null` as an absent `Option`.
-            let found = find(object, NAMES)
+            let found = find_members(object, NAMES)
                 .expect("found")
                 .map(|v| v.map(|v| v.text).filter(|v| *v != "null"));
             let serde = [wire.name, wire.arguments, wire.meta].map(|v| v.map(|v| v.get()));
@@ -223,15 +242,15 @@ mod tests {
             r#"["echo",{}]"#,
             r#""text""#,
         ] {
-            assert_eq!(find(object, NAMES), None, "{object}");
+            assert_eq!(find_members(object, NAMES), None, "{object}");
         }
         // A key given twice that is not wanted is serde's to skip, as here.
-        assert!(find(r#"{"x":1,"x":2,"name":"a"}"#, NAMES).is_some());
+        assert!(find_members(r#"{"x":1,"x":2,"name":"a"}"#, NAMES).is_some());
     }
 
     #[test]
     fn plain_strings() {
-        let string = |object| find(object, ["s"]).expect("an object")[0].expect("s");
+        let string = |object| find_members(object, ["s"]).expect("an object")[0].expect("s");
         assert_eq!(plain_string(string(r#"{"s":"echo"}"#)), Some("echo"));
         assert_eq!(plain_string(string(r#"{"s":"a\"b"}"#)), None);
         assert_eq!(plain_string(string(r#"{"s":null}"#)), None);
@@ -244,7 +263,7 @@ mod tests {
     fn escapes_and_exponents_are_noted() {
         let plain = |value: &str| {
             let object = format!(r#"{{"v":{value}}}"#);
-            find(&object, ["v"]).expect("an object")[0]
+            find_members(&object, ["v"]).expect("an object")[0]
                 .expect("v")
                 .plain
         };

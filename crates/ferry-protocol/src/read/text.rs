@@ -28,7 +28,12 @@ pub(crate) fn is_special(byte: u8) -> bool {
 /// The index of the first quote, backslash or control character in `bytes`: within a JSON
 /// string, where its text ends or its next escape starts (a control character makes it
 /// invalid). `None` when there is none.
-pub(crate) fn special_byte(bytes: &[u8]) -> Option<usize> {
+///
+/// ```
+/// assert_eq!(ferry_protocol::read::special_byte(b"plain text\"then"), Some(10));
+/// assert_eq!(ferry_protocol::read::special_byte(b"plain"), None);
+/// ```
+pub fn special_byte(bytes: &[u8]) -> Option<usize> {
     let mut chunks = bytes.chunks_exact(8);
     let mut offset = 0;
     for chunk in chunks.by_ref() {

@@ -2,7 +2,7 @@
 //! it is a request or a response, so a refusal (or a failed call) can name the id instead
 //! of answering with `"id": null`.
 
-use super::RequestId;
+use crate::jsonrpc::RequestId;
 
 /// What [`read_head`] found among a message's top-level members.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -8,7 +8,12 @@
 //! memchr's portable entry points.
 
 /// The position of the first `needle` in `haystack`.
-pub(crate) fn find(needle: u8, haystack: &[u8]) -> Option<usize> {
+///
+/// ```
+/// assert_eq!(ferry_protocol::read::scan::find(b'\n', b"{}\n{}"), Some(2));
+/// ```
+#[inline]
+pub fn find(needle: u8, haystack: &[u8]) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
     {
         if let Some(searcher) = memchr::arch::x86_64::sse2::memchr::One::new(needle) {
@@ -19,8 +24,12 @@ pub(crate) fn find(needle: u8, haystack: &[u8]) -> Option<usize> {
 }
 
 /// The position of the first `a` or `b` in `haystack`.
-#[cfg_attr(not(feature = "server"), allow(dead_code))] // the server's readers
-pub(crate) fn find_either(a: u8, b: u8, haystack: &[u8]) -> Option<usize> {
+///
+/// ```
+/// assert_eq!(ferry_protocol::read::scan::find_either(b'"', b'\\', br#"ab\"c"#), Some(2));
+/// ```
+#[inline]
+pub fn find_either(a: u8, b: u8, haystack: &[u8]) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
     {
         if let Some(searcher) = memchr::arch::x86_64::sse2::memchr::Two::new(a, b) {
@@ -31,8 +40,15 @@ pub(crate) fn find_either(a: u8, b: u8, haystack: &[u8]) -> Option<usize> {
 }
 
 /// How many bytes of `haystack` are `a` or `b`, counting no further than `limit + 1`.
-#[cfg_attr(not(feature = "server"), allow(dead_code))] // the server's readers
-pub(crate) fn count_either(a: u8, b: u8, haystack: &[u8], limit: usize) -> usize {
+///
+/// ```
+/// use ferry_protocol::read::scan::count_either;
+///
+/// assert_eq!(count_either(b'{', b'[', b"[[{}]]", 10), 3);
+/// assert_eq!(count_either(b'{', b'[', b"[[{}]]", 1), 2);
+/// ```
+#[inline]
+pub fn count_either(a: u8, b: u8, haystack: &[u8], limit: usize) -> usize {
     #[cfg(target_arch = "x86_64")]
     {
         if let Some(searcher) = memchr::arch::x86_64::sse2::memchr::Two::new(a, b) {
@@ -46,7 +62,15 @@ pub(crate) fn count_either(a: u8, b: u8, haystack: &[u8], limit: usize) -> usize
 /// `progressToken`, split at its one capital `T`), literally or spelled with an escape:
 /// `true` at the first backslash. One pass for both, where two `str::contains` took
 /// several times the work on every request.
-pub(crate) fn may_hold(json: &[u8], before: &[u8], after: &[u8]) -> bool {
+///
+/// ```
+/// use ferry_protocol::read::scan::may_hold;
+///
+/// assert!(may_hold(br#"{"_meta":{"progressToken":1}}"#, b"progress", b"oken"));
+/// assert!(!may_hold(br#"{"name":"echo"}"#, b"progress", b"oken"));
+/// ```
+#[inline]
+pub fn may_hold(json: &[u8], before: &[u8], after: &[u8]) -> bool {
     let at = |i: usize| {
         json[i] == b'\\' || (json[..i].ends_with(before) && json[i + 1..].starts_with(after))
     };

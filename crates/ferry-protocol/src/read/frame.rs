@@ -1,22 +1,21 @@
-//! What a frame the engine wrote for a stateless-era request is: a notification, a request
-//! of the server's, or a response (with its id and error code), read from its members in
-//! order and no further than needed.
+//! What a frame the engine wrote is, read no further than needed: [`frame_kind`] (a
+//! notification, a request of the server's, or a response with its id and error code) and
+//! [`response_id`] (a response's id from the frame's first bytes).
 //!
 //! The engine writes `jsonrpc`, then `id`, then `result` or `error`: once `result` follows
 //! an id, the rest (the whole result, which a derived struct would skim to its end) is not
 //! read: a derived `{id, method, error}` struct spent most of its work skimming the result
-//! (bench/results/profile.md). Any other order
-//! is read to the end and answers the same.
+//! (bench/results/profile.md). Any other order is read to the end and answers the same.
 
 use std::fmt;
 
-use ferry_protocol::RequestId;
+use crate::jsonrpc::RequestId;
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 
 /// What a frame from the engine is.
 #[derive(Debug, PartialEq)]
-pub(crate) enum FrameKind {
+pub enum FrameKind {
     /// A notification (a `method`, no `id`).
     Notification,
     /// A request of the server's (a `method` and an `id`).
@@ -28,13 +27,57 @@ pub(crate) enum FrameKind {
 }
 
 /// What `frame` is.
-pub(crate) fn frame_kind(frame: &[u8]) -> FrameKind {
+///
+/// ```
+/// use ferry_protocol::jsonrpc::RequestId;
+/// use ferry_protocol::read::{FrameKind, frame_kind};
+///
+/// let frame = br#"{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"no"}}"#;
+/// assert_eq!(frame_kind(frame), FrameKind::Response(RequestId::Number(4), Some(-32601)));
+/// assert_eq!(frame_kind(br#"{"jsonrpc":"2.0","method":"ping"}"#), FrameKind::Notification);
+/// ```
+pub fn frame_kind(frame: &[u8]) -> FrameKind {
     let mut kind = FrameKind::Other;
     let mut reader = serde_json::Deserializer::from_slice(frame);
     // Stopping after `result` leaves the object unfinished, which serde_json reports as an
     // error: the answer is what the visitor wrote.
     let _ = Sniff(&mut kind).deserialize(&mut reader);
     kind
+}
+
+/// The id of a response as the engine writes it — `{"jsonrpc":"2.0","id":ID,"result":`
+/// (or `"error":`) and the rest — read from the frame's head; `None` for any other shape,
+/// which a general reading then decides. A general reading parses the whole frame
+/// (skimming the result), a visible share of a session-era request; this reads the first
+/// few bytes. Not a JSON parser: the id's bytes (a number, or a string without escapes)
+/// go to serde.
+///
+/// ```
+/// use ferry_protocol::jsonrpc::RequestId;
+/// use ferry_protocol::read::response_id;
+///
+/// assert_eq!(response_id(br#"{"jsonrpc":"2.0","id":7,"result":{}}"#), Some(RequestId::Number(7)));
+/// assert_eq!(response_id(br#"{"jsonrpc":"2.0","id":"a-1","error":{}}"#), Some(RequestId::from("a-1")));
+/// assert_eq!(response_id(br#"{"jsonrpc":"2.0","id":"a\"b","result":{}}"#), None);
+/// assert_eq!(response_id(br#"{"jsonrpc":"2.0","id":3,"method":"x"}"#), None);
+/// ```
+#[inline]
+pub fn response_id(frame: &[u8]) -> Option<RequestId> {
+    let rest = frame.strip_prefix(br#"{"jsonrpc":"2.0","id":"#)?;
+    let end = if rest.first() == Some(&b'"') {
+        let close = 1 + rest[1..].iter().position(|&b| b == b'"' || b == b'\\')?;
+        if rest[close] != b'"' {
+            return None;
+        }
+        close + 1
+    } else {
+        rest.iter().position(|&b| b == b',')?
+    };
+    let (id, after) = rest.split_at(end);
+    if !(after.starts_with(br#","result":"#) || after.starts_with(br#","error":"#)) {
+        return None;
+    }
+    serde_json::from_slice(id).ok()
 }
 
 #[derive(Deserialize)]

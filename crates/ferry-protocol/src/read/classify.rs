@@ -15,13 +15,11 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-mod envelope;
-mod skim;
+use super::envelope;
 
-use super::id::RequestId;
-use super::message::{
-    ErrorObject, ErrorResponse, JsonRpcVersion, Message, Notification, RawJson, Request, Response,
-    ResultResponse,
+use crate::jsonrpc::{
+    ErrorObject, ErrorResponse, JsonRpcVersion, Message, Notification, RawJson, Request, RequestId,
+    Response, ResultResponse,
 };
 
 /// The default largest message accepted: 4 MiB, the figure the official TypeScript SDK uses.
@@ -223,7 +221,7 @@ fn structured(params: Option<&RawValue>) -> Result<Option<RawJson>, ()> {
 }
 
 /// A request when there is an id, else a notification.
-fn request_or_notification(
+pub(super) fn request_or_notification(
     id: Option<RequestId>,
     method: Cow<'static, str>,
     params: Option<RawJson>,
@@ -253,7 +251,7 @@ fn classify_one(text: &str) -> Result<Message, Rejected> {
 
 /// Any message, each member first read as raw text and then checked, so that every kind
 /// of invalid input gets its own error.
-fn classify_general(text: &str) -> Result<Message, Rejected> {
+pub(super) fn classify_general(text: &str) -> Result<Message, Rejected> {
     if !text
         .trim_start_matches([' ', '\t', '\r', '\n'])
         .starts_with('{')
@@ -346,7 +344,7 @@ fn json_str(raw: &RawValue) -> Option<Cow<'_, str>> {
 }
 
 /// The method name, without an allocation for the methods of every call.
-fn method_name(method: Cow<'_, str>) -> Cow<'static, str> {
+pub(super) fn method_name(method: Cow<'_, str>) -> Cow<'static, str> {
     match &*method {
         "tools/call" => Cow::Borrowed("tools/call"),
         "notifications/progress" => Cow::Borrowed("notifications/progress"),
@@ -398,40 +396,6 @@ fn classify_response(env: &Envelope<'_>) -> Result<Message, Rejected> {
             }
         }
         (None, None) => invalid("a response needs \"result\" or \"error\""),
-    }
-}
-
-/// The readings of this module one at a time, for the fuzz targets (`fuzz/checks/classify.rs`
-/// compares them with serde_json). Feature `fuzzing` only; not an API.
-#[cfg(feature = "fuzzing")]
-#[doc(hidden)]
-pub mod fuzzing {
-    use super::{Message, RawJson, Rejected};
-
-    /// The envelope's own reading of the usual request or notification (`envelope::read`).
-    pub fn envelope_read(text: &str) -> Option<Message> {
-        super::envelope::read(text)
-    }
-
-    /// The general reading of one message (`classify_general`).
-    pub fn classify_general(text: &str) -> Result<Message, Rejected> {
-        super::classify_general(text)
-    }
-
-    /// The end of the JSON value at the start of `json` as the params skim finds it
-    /// (`skim::value_end`).
-    pub fn skim_value_end(json: &[u8]) -> Option<usize> {
-        super::skim::value_end(json)
-    }
-
-    /// The object or array at the start of `text`, copied out by the skim (`skim::structured`).
-    pub fn skim_structured(text: &str) -> Option<RawJson> {
-        super::skim::structured(text)
-    }
-
-    /// The first quote, backslash or control character (`text::special_byte`).
-    pub fn special_byte(bytes: &[u8]) -> Option<usize> {
-        crate::text::special_byte(bytes)
     }
 }
 
@@ -545,7 +509,7 @@ mod tests {
         let alphabet = b"\"\\{}[],: \t\n-019eE.aunlx\x01";
         let mut accepted = 0;
         for seed in seeds {
-            for mutant in skim::tests::one_byte_away(seed, alphabet) {
+            for mutant in crate::read::skim::tests::one_byte_away(seed, alphabet) {
                 if let Ok(text) = std::str::from_utf8(&mutant) {
                     accepted += usize::from(agrees(text));
                 }

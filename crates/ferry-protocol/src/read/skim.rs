@@ -17,7 +17,7 @@
 
 use serde_json::value::RawValue;
 
-use crate::text::special_byte;
+use super::text::special_byte;
 
 /// The deepest nesting [`value_end`] follows (one bit per open object or array).
 const MAX_DEPTH: u32 = 128;
@@ -177,7 +177,7 @@ pub(super) mod tests {
 
     /// Every text one byte away from `seed`: each byte deleted, and each byte of `alphabet`
     /// put in place of each byte and inserted before each (and at the end).
-    pub(in crate::jsonrpc::classify) fn one_byte_away(seed: &str, alphabet: &[u8]) -> Vec<Vec<u8>> {
+    pub(in crate::read) fn one_byte_away(seed: &str, alphabet: &[u8]) -> Vec<Vec<u8>> {
         let bytes = seed.as_bytes();
         let mut texts = Vec::new();
         for at in 0..=bytes.len() {
