@@ -9,8 +9,9 @@
 //! - the params skim (`skim::value_end`, `skim::structured`) ends where serde_json ends;
 //! - `read_head`, on the whole message and on every cut of it, names no id but the one
 //!   the message has; `read_heads` of a batch is `read_head` of each member serde finds;
-//! - the `tools/call` members scan (`read::find_members`) finds the values serde finds, and
-//!   `read::tool_call` reads what `CallToolRequestParams` reads;
+//! - the `tools/call` members scan (`read::find_members`) and the params' landmarks
+//!   (`read::landmarks`) find the values serde finds, and `read::tool_call` reads what
+//!   `CallToolRequestParams` reads;
 //! - the byte searches (`read::scan`, `read::special_byte`) agree with plain loops.
 //!
 //! Intended differences, encoded exactly:
@@ -416,6 +417,90 @@ fn check_searches(data: &[u8]) {
     );
 }
 
+/// `landmarks` of a params object against serde's members: each found member's text is
+/// the one serde finds under its name (in params, or in an object `_meta`); a declined
+/// object has an escaped key or one of the names twice.
+fn check_landmarks(params: &str) {
+    const TOP: [&str; 8] = [
+        "name",
+        "uri",
+        "arguments",
+        "task",
+        "inputResponses",
+        "requestState",
+        "requestId",
+        "_meta",
+    ];
+    const META: [&str; 3] = [
+        "progressToken",
+        "io.modelcontextprotocol/protocolVersion",
+        "io.modelcontextprotocol/logLevel",
+    ];
+    let Ok(Members(top)) = serde_json::from_str::<Members<'_>>(params) else {
+        return;
+    };
+    let values = |all: &[(Cow<'_, str>, &RawValue)], name: &str| -> Vec<String> {
+        all.iter()
+            .filter(|(k, _)| k == name)
+            .map(|(_, v)| v.get().to_owned())
+            .collect()
+    };
+    let meta = top
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "_meta")
+        .map(|(_, v)| v.get())
+        .filter(|m| m.starts_with('{'))
+        .and_then(|m| serde_json::from_str::<Members<'_>>(m).ok())
+        .map(|Members(all)| all);
+    let Some(found) = hand::landmarks(Some(params)) else {
+        let escaped =
+            |all: &[(Cow<'_, str>, &RawValue)]| all.iter().any(|(k, _)| matches!(k, Cow::Owned(_)));
+        let twice = |all: &[(Cow<'_, str>, &RawValue)], names: &[&str]| {
+            names.iter().any(|n| values(all, n).len() > 1)
+        };
+        let in_meta = meta
+            .as_deref()
+            .is_some_and(|m| escaped(m) || twice(m, &META));
+        assert!(
+            escaped(&top) || twice(&top, &TOP) || in_meta,
+            "landmarks declined: {params:?}"
+        );
+        return;
+    };
+    let top_found = [
+        found.name,
+        found.uri,
+        found.arguments,
+        found.task,
+        found.input_responses,
+        found.request_state,
+        found.request_id,
+        found.meta,
+    ];
+    for (name, member) in TOP.iter().zip(top_found) {
+        let expected = values(&top, name);
+        assert_eq!(
+            member.map(|m| m.text(params).to_owned()),
+            expected.first().cloned(),
+            "{name} in {params:?}"
+        );
+    }
+    let meta_found = [
+        found.progress_token,
+        found.protocol_version,
+        found.log_level,
+    ];
+    for (name, member) in META.iter().zip(meta_found) {
+        let expected = meta.as_deref().map(|m| values(m, name)).unwrap_or_default();
+        assert_eq!(
+            member.map(|m| m.text(params).to_owned()),
+            expected.first().cloned(),
+            "_meta.{name} in {params:?}"
+        );
+    }
+}
+
 /// The `tools/call` readings of `request`'s params against serde's.
 fn check_call(request: &Request) {
     let Some(params) = request.params.as_deref().map(RawValue::get) else {
@@ -477,10 +562,22 @@ fn check_call(request: &Request) {
             }
         }
     }
+    check_landmarks(params);
     if request.method != "tools/call" {
         return;
     }
-    let Some(fast) = hand::tool_call(request) else {
+    // Read from the members alone (stdio) and from the landmarks (HTTP): the same call.
+    let found = hand::landmarks(Some(params));
+    let alone = hand::tool_call(request, None);
+    if let Some(found) = &found {
+        let through = hand::tool_call(request, Some(found));
+        assert_eq!(
+            through.as_ref().map(|c| (c.name, c.arguments)),
+            alone.as_ref().map(|c| (c.name, c.arguments)),
+            "{params:?}"
+        );
+    }
+    let Some(fast) = alone else {
         return;
     };
     // The fast path is taken only where the general parse agrees.

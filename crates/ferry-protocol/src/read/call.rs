@@ -6,6 +6,7 @@ use serde::Deserialize;
 use serde::de::{DeserializeOwned, MapAccess, SeqAccess, Visitor};
 
 use super::members::{Span, find_members, plain_string};
+use super::params::Landmarks;
 use crate::jsonrpc::Request;
 use crate::types::{InputResponses, RequestMeta};
 
@@ -125,22 +126,26 @@ pub struct ToolCall<'a> {
 /// would accept them and the call is not run as a task; `None` means: take the general path
 /// (parse the params as [`CallToolRequestParams`](crate::types::CallToolRequestParams)).
 ///
-/// The params were validated by the classification: their members are found by a scan
-/// ([`find_members`](super::find_members)), not parsed again; only the members most calls
-/// lack are parsed, when present. Whatever the scan or these checks decline goes the
-/// general way.
+/// `found` is what [`landmarks`](super::landmarks) found in this request's params, when a
+/// transport read them (HTTP): the members are not read again. Without (stdio), the six
+/// members a call needs are found by [`find_members`](super::find_members) alone, which
+/// costs less than the landmarks, all of which only a transport needs (measured:
+/// bench/results/profile.md#the-params-landmarks). Only the members most calls lack are
+/// parsed, when present.
 ///
 /// ```
 /// use ferry_protocol::jsonrpc::{Inbound, Message, classify};
-/// use ferry_protocol::read::tool_call;
+/// use ferry_protocol::read::{landmarks, tool_call};
 ///
 /// let line = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"m":"hi"}}}"#;
 /// let Inbound::Single(Message::Request(request)) = classify(line) else { panic!() };
-/// let call = tool_call(&request).unwrap();
+/// let call = tool_call(&request, None).unwrap();
 /// assert_eq!((call.name, call.arguments), ("echo", Some(r#"{"m":"hi"}"#)));
+/// let found = landmarks(request.params.as_deref().map(|p| p.get())).unwrap();
+/// assert_eq!(tool_call(&request, Some(&found)).unwrap().name, "echo");
 /// ```
 #[inline]
-pub fn tool_call(request: &Request) -> Option<ToolCall<'_>> {
+pub fn tool_call<'a>(request: &'a Request, found: Option<&Landmarks>) -> Option<ToolCall<'a>> {
     if request.method != "tools/call" {
         return None;
     }
@@ -148,17 +153,28 @@ pub fn tool_call(request: &Request) -> Option<ToolCall<'_>> {
     if !shallow(text) {
         return None;
     }
-    let [name, arguments, task, input_responses, request_state, meta] = find_members(
-        text,
-        [
-            "name",
-            "arguments",
-            "task",
-            "inputResponses",
-            "requestState",
-            "_meta",
-        ],
-    )?;
+    let [name, arguments, task, input_responses, request_state, meta] = match found {
+        Some(found) => [
+            found.name,
+            found.arguments,
+            found.task,
+            found.input_responses,
+            found.request_state,
+            found.meta,
+        ]
+        .map(|member| member.map(|m| m.span(text))),
+        None => find_members(
+            text,
+            [
+                "name",
+                "arguments",
+                "task",
+                "inputResponses",
+                "requestState",
+                "_meta",
+            ],
+        )?,
+    };
     let name = plain_string(name?)?;
     let arguments = present(arguments);
     if present(task).is_some()

@@ -43,6 +43,26 @@ pub fn find_members<'a, const N: usize>(
     names: [&str; N],
 ) -> Option<[Option<Span<'a>>; N]> {
     let mut found = [None; N];
+    each_member(object, |key, value| {
+        if let Some(slot) = names.iter().position(|name| *name == key) {
+            if found[slot].is_some() {
+                return None;
+            }
+            found[slot] = Some(value);
+        }
+        Some(())
+    })?;
+    Some(found)
+}
+
+/// Every member of `object` (valid JSON) in order, its key (without quotes) and its value,
+/// until `member` says `None`; `None` then, or if `object` is not an object, or if a key
+/// has an escape (serde compares its decoded text).
+#[inline(always)]
+pub(super) fn each_member<'a>(
+    object: &'a str,
+    mut member: impl FnMut(&'a str, Span<'a>) -> Option<()>,
+) -> Option<()> {
     let mut scan = Scan {
         text: object,
         at: 0,
@@ -51,12 +71,11 @@ pub fn find_members<'a, const N: usize>(
     scan.expect(b'{')?;
     scan.skip_space();
     if scan.peek() == Some(b'}') {
-        return Some(found);
+        return Some(());
     }
     loop {
         scan.skip_space();
         let key = scan.string()?;
-        // Escapes in a key: serde compares its decoded text.
         if !key.plain {
             return None;
         }
@@ -65,16 +84,11 @@ pub fn find_members<'a, const N: usize>(
         scan.expect(b':')?;
         scan.skip_space();
         let value = scan.value()?;
-        if let Some(slot) = names.iter().position(|name| *name == key) {
-            if found[slot].is_some() {
-                return None;
-            }
-            found[slot] = Some(value);
-        }
+        member(key, value)?;
         scan.skip_space();
         match scan.next()? {
             b',' => {}
-            b'}' => return Some(found),
+            b'}' => return Some(()),
             _ => return None,
         }
     }
@@ -148,6 +162,7 @@ impl<'a> Scan<'a> {
     }
 
     /// The value starting here.
+    #[inline(always)]
     fn value(&mut self) -> Option<Span<'a>> {
         let start = self.at;
         let mut plain = true;

@@ -5,8 +5,10 @@
 //!   deserves; the usual request is read by hand ([`envelope`], its params validated by
 //!   [`value_end`]), anything else by serde ([`general`]).
 //! - [`read_head`] and [`read_heads`] name the id of a message too large to read.
-//! - [`find_members`] and [`tool_call`] find a validated object's members without parsing
-//!   it again (the tool's name and raw arguments of a `tools/call`).
+//! - [`landmarks`] finds, in one scan of a request's validated params, the members the
+//!   layers above read (`_meta`'s version, progress token and log level; a tool's name and
+//!   raw arguments), and [`tool_call`] reads a `tools/call` from them; [`find_members`] is
+//!   the scan.
 //! - [`frame_kind`] and [`response_id`] tell what a frame the engine wrote is.
 //! - [`scan`] holds the byte searches they share with the framing of lines.
 //!
@@ -21,6 +23,7 @@ mod envelope;
 mod frame;
 mod head;
 mod members;
+mod params;
 pub mod scan;
 mod skim;
 pub(crate) mod text;
@@ -33,6 +36,7 @@ pub use classify::{
 pub use frame::{FrameKind, frame_kind, response_id};
 pub use head::{Head, read_head, read_heads};
 pub use members::{Span, find_members, plain_string};
+pub use params::{Landmarks, Member, landmarks};
 pub use text::special_byte;
 
 use crate::jsonrpc::{Message, RawJson};

@@ -9,6 +9,7 @@ use ferry_protocol::jsonrpc::{
     ClassifyLimits, ErrorObject, ErrorResponse, Inbound, Message, Notification, Response,
     classify_with,
 };
+use ferry_protocol::read::Landmarks;
 use ferry_protocol::types::{CancelledNotificationParams, ProgressNotificationParams};
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinHandle;
@@ -195,9 +196,10 @@ impl<H: Handler> Loop<H> {
                     frame,
                     message,
                     attachment,
+                    landmarks,
                 } = *classified;
                 if frame.len() <= limits.max_message_bytes {
-                    return self.take_message(message, attachment);
+                    return self.take_message(message, attachment, landmarks);
                 }
                 (frame, attachment)
             }
@@ -245,7 +247,7 @@ impl<H: Handler> Loop<H> {
         let inbound = classify_with(&frame, limits);
         incoming.recycle(frame);
         match inbound {
-            Inbound::Single(message) => self.take_message(message, attachment),
+            Inbound::Single(message) => self.take_message(message, attachment, None),
             Inbound::Batch(entries) => Step::Rare(Box::pin(self.batch(entries, attachment))),
             Inbound::Rejected(rejected) if rejected.reply => Step::Rare(Box::pin(
                 self.write_frame(serde_json::to_vec(&rejected.response)),
@@ -265,10 +267,11 @@ impl<H: Handler> Loop<H> {
         &self,
         message: Message,
         attachment: Option<super::transport::Attachment>,
+        landmarks: Option<Landmarks>,
     ) -> Step<'_> {
         match message {
             Message::Request(request) => {
-                Step::Request(self.request(request, Responder::Direct, attachment))
+                Step::Request(self.request(request, Responder::Direct, attachment, landmarks))
             }
             Message::Notification(notification) => {
                 if self.notification(&notification) {
@@ -316,7 +319,7 @@ impl<H: Handler> Loop<H> {
     ) {
         match message {
             Message::Request(request) => {
-                let work = self.request(request, responder, attachment);
+                let work = self.request(request, responder, attachment, None);
                 self.run_work(work).await;
             }
             Message::Notification(notification) => {
@@ -491,7 +494,7 @@ pub(crate) fn request_future_size<H: Handler>(
     handler: H,
     request: ferry_protocol::jsonrpc::Request,
 ) -> usize {
-    match test_loop(handler).request(request, Responder::Direct, None) {
+    match test_loop(handler).request(request, Responder::Direct, None, None) {
         request::Work::Finish(work) | request::Work::Run(work) => std::mem::size_of_val(&*work),
     }
 }

@@ -98,6 +98,11 @@ pub struct RequestContext {
     pub peer: Peer,
     /// What the transport attached to the frame that carried the request.
     pub attachment: Option<Attachment>,
+    /// The members of the request's params the layers read (`_meta`'s version and progress
+    /// token, a tool's name and raw arguments...), as `ferry_protocol::read::landmarks`
+    /// found them when the transport read the params (HTTP); `None` otherwise, and the
+    /// handler reads them itself. Boxed: most requests come without.
+    pub landmarks: Option<Box<ferry_protocol::read::Landmarks>>,
 }
 
 /// A role on top of the engine: answers requests, receives notifications.

@@ -13,6 +13,7 @@ use tokio::task::JoinHandle;
 
 use ferry_protocol::RequestId;
 use ferry_protocol::jsonrpc::Message;
+use ferry_protocol::read::Landmarks;
 
 use super::cancel::Cancellation;
 use super::incoming::Incoming;
@@ -82,6 +83,24 @@ impl TransportEvent {
             frame,
             message,
             attachment,
+            landmarks: None,
+        }))
+    }
+
+    /// A [`classified`](Self::classified) frame whose request's params the transport has
+    /// read too: `landmarks` is `ferry_protocol::read::landmarks` of them, which the engine
+    /// and the handler then take instead of reading the params again.
+    pub fn classified_with_landmarks(
+        frame: Frame,
+        message: Message,
+        attachment: Option<Attachment>,
+        landmarks: Landmarks,
+    ) -> Self {
+        TransportEvent::Classified(Box::new(Classified {
+            frame,
+            message,
+            attachment,
+            landmarks: Some(landmarks),
         }))
     }
 
@@ -120,6 +139,9 @@ pub struct Classified {
     pub message: Message,
     /// Data for the handlers of the request, if any (see [`Attachment`]).
     pub attachment: Option<Attachment>,
+    /// What `ferry_protocol::read::landmarks` found in the request's params, when the
+    /// transport read them (the engine reads them otherwise). The engine trusts it too.
+    pub landmarks: Option<Landmarks>,
 }
 
 /// Data a transport attaches to one frame for the handlers of the requests it carries:

@@ -12,7 +12,6 @@ use ferry_protocol::error_codes::HEADER_MISMATCH;
 use ferry_protocol::jsonrpc::ErrorObject;
 use ferry_protocol::types::JsonObject;
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 // Names as `HeaderName` constants: a `&str` name is parsed and validated at every lookup.
 /// `MCP-Protocol-Version`.
@@ -94,15 +93,15 @@ pub(crate) fn protocol_version(headers: &HeaderMap) -> Result<Option<Cow<'_, str
 pub(crate) enum Checked<'a> {
     /// `params` read as a `Value` (`None`: no `params`).
     Value(Option<&'a Value>),
-    /// The members read raw (see `probe::Params`): each is parsed only when a header is
-    /// checked against it.
+    /// The members' text as the params' landmarks found it (see `probe`): each is parsed
+    /// only when a header is checked against it.
     Raw {
         /// `name`.
-        name: Option<&'a RawValue>,
+        name: Option<&'a str>,
         /// `uri`.
-        uri: Option<&'a RawValue>,
+        uri: Option<&'a str>,
         /// `arguments`.
-        arguments: Option<&'a RawValue>,
+        arguments: Option<&'a str>,
     },
 }
 
@@ -118,11 +117,9 @@ impl<'a> Checked<'a> {
                     _ => None,
                 }?;
                 // Borrowed unless it has escapes.
-                match serde_json::from_str::<&'a str>(raw.get()) {
+                match serde_json::from_str::<&'a str>(raw) {
                     Ok(plain) => Some(Cow::Borrowed(plain)),
-                    Err(_) => serde_json::from_str::<String>(raw.get())
-                        .ok()
-                        .map(Cow::Owned),
+                    Err(_) => serde_json::from_str::<String>(raw).ok().map(Cow::Owned),
                 }
             }
         }
@@ -133,9 +130,7 @@ impl<'a> Checked<'a> {
     fn arguments(self) -> Option<Cow<'a, Value>> {
         match self {
             Checked::Value(params) => params?.get("arguments").map(Cow::Borrowed),
-            Checked::Raw { arguments, .. } => {
-                serde_json::from_str(arguments?.get()).ok().map(Cow::Owned)
-            }
+            Checked::Raw { arguments, .. } => serde_json::from_str(arguments?).ok().map(Cow::Owned),
         }
     }
 }

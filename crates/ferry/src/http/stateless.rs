@@ -33,7 +33,7 @@ use super::owner::RequestData;
 use super::probe::Probe;
 use super::{Shared, guard, headers, sse};
 use crate::engine::{Frame, Transport, TransportEvent};
-use ferry_protocol::read::{FrameKind, frame_kind};
+use ferry_protocol::read::{FrameKind, Landmarks, frame_kind};
 
 /// A JSON-RPC error as an HTTP response.
 pub(crate) fn error_response(
@@ -109,7 +109,10 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
         );
     }
     if let Inbound::Single(message) = inbound {
-        let message = match super::session::Posted::classified(&parts.headers, message) {
+        // Its params read once: what the session layer, the checks below, the engine and
+        // the server read of them.
+        let landmarks = super::session::landmarks_of(&message);
+        let message = match super::session::Posted::classified(&parts.headers, message, landmarks) {
             Ok(posted) => {
                 let data = RequestData::of(&shared.config, &parts.extensions, &parts.headers);
                 return super::session::post(&shared, &parts.headers, data, bytes, posted).await;
@@ -118,7 +121,8 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
         };
         // The usual stateless-era request: its params read in one borrowed pass (`probe`).
         if let Message::Request(request) = &message
-            && let Some(probe) = Probe::params(request.params.as_deref())
+            && let Some(found) = &landmarks
+            && let Some(probe) = Probe::params(request.params.as_deref(), found)
             && super::session::stateless_request(
                 &parts.headers,
                 &request.method,
@@ -133,7 +137,7 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
                 checked: probe.checked,
             };
             return match check(&shared, &parts, read) {
-                Ok(plan) => run(&shared, &parts, bytes, Some(message), plan).await,
+                Ok(plan) => run(&shared, &parts, bytes, Some((message, *found)), plan).await,
                 Err(error) => {
                     error_response(StatusCode::BAD_REQUEST, Some(request.id.clone()), error)
                 }
@@ -279,19 +283,19 @@ fn check(
 }
 
 /// Run a request that passed [`check`] on its own engine and answer it. `message` is the
-/// body's classification, when it was read that way (the engine then does not read the
-/// body again).
+/// body's classification and its params' landmarks, when it was read that way (the engine
+/// and the server then do not read the body again).
 async fn run(
     shared: &Arc<Shared>,
     parts: &axum::http::request::Parts,
     bytes: Bytes,
-    message: Option<Message>,
+    message: Option<(Message, Landmarks)>,
     plan: Plan,
 ) -> Response {
     let attachment = RequestData::of(&shared.config, &parts.extensions, &parts.headers).attachment;
     let event = match (message, attachment) {
-        (Some(message), attachment) => {
-            TransportEvent::classified(Vec::from(bytes), message, attachment)
+        (Some((message, found)), attachment) => {
+            TransportEvent::classified_with_landmarks(Vec::from(bytes), message, attachment, found)
         }
         (None, Some(attachment)) => TransportEvent::attached(Vec::from(bytes), attachment),
         (None, None) => TransportEvent::Frame(Vec::from(bytes)),

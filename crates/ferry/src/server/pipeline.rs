@@ -56,7 +56,7 @@ use super::session::Session;
 use super::tools::ToolEntry;
 use super::{completion, prompts, resources, subscriptions, tasks, tools};
 use crate::engine::{Handler, HandlerResult, Peer, RequestContext};
-use ferry_protocol::read::{ToolCall, tool_call};
+use ferry_protocol::read::{self, Member, ToolCall, tool_call};
 
 type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -178,20 +178,25 @@ impl Session {
     /// What middleware know of a request: its target and `_meta` read from the params, its
     /// revision from the `_meta` (stateless era) or the session.
     fn request_info(&self, request: &Request, rcx: &RequestContext) -> RequestInfo {
-        #[derive(serde::Deserialize)]
-        struct Head {
-            name: Option<String>,
-            uri: Option<String>,
-            #[serde(rename = "_meta")]
-            meta: Option<RequestMeta>,
-        }
-        let head = request
-            .params
-            .as_deref()
-            .and_then(|p| serde_json::from_str::<Head>(p.get()).ok());
-        let (target, meta) = match head {
-            Some(head) => (head.name.or(head.uri), head.meta),
-            None => (None, None),
+        let params = request.params.as_deref();
+        let found = match rcx.landmarks.as_deref() {
+            Some(found) => Some(*found),
+            None => read::landmarks(params.map(|p| p.get())),
+        };
+        let (target, meta) = match (params, found) {
+            (Some(params), Some(found)) => {
+                let params = params.get();
+                let string = |member: Option<Member>| {
+                    serde_json::from_str::<String>(member?.text(params)).ok()
+                };
+                let meta = found
+                    .meta
+                    .filter(|m| !m.is_null(params))
+                    .and_then(|m| serde_json::from_str::<RequestMeta>(m.text(params)).ok());
+                (string(found.name).or_else(|| string(found.uri)), meta)
+            }
+            (Some(params), None) => request_head(params.get()),
+            (None, _) => (None, None),
         };
         let version = match meta.as_ref().and_then(|m| m.protocol_version.as_deref()) {
             Some(version) => version.parse().ok(),
@@ -221,8 +226,9 @@ impl Session {
     ) -> Result<Routed<'_, impl Future<Output = HandlerResult> + Send + '_>, ErrorObject> {
         let server = self.server();
         server.counters().request();
-        // `tools/call` parsed once, its arguments left raw for the tool's own type.
-        if let Some(mut fast) = tool_call(&request) {
+        // `tools/call` from the params' landmarks, its arguments left raw for the tool's
+        // own type.
+        if let Some(mut fast) = tool_call(&request, rcx.landmarks.as_deref()) {
             const METHOD: &str = "tools/call";
             let meta = shared_meta(fast.meta.take());
             let call = self.revision(METHOD, &meta, false, false, server.offers_tools())?;
@@ -670,6 +676,23 @@ impl<'s> Resolved<'s> {
     /// The connection itself, for a handler that talks on it (`subscriptions/listen`).
     fn connection(self) -> RequestContext {
         self.rcx
+    }
+}
+
+/// A request's target (`name`, else `uri`) and `_meta` read by serde, where the scan of its
+/// params declined (a key with an escape, a member given twice).
+#[cold]
+fn request_head(params: &str) -> (Option<String>, Option<RequestMeta>) {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        name: Option<String>,
+        uri: Option<String>,
+        #[serde(rename = "_meta")]
+        meta: Option<RequestMeta>,
+    }
+    match serde_json::from_str::<Head>(params) {
+        Ok(head) => (head.name.or(head.uri), head.meta),
+        Err(_) => (None, None),
     }
 }
 

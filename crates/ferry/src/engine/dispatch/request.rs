@@ -8,6 +8,7 @@ use std::task::Poll;
 
 use ferry_protocol::RequestId;
 use ferry_protocol::jsonrpc::{ErrorObject, ErrorResponse, Request};
+use ferry_protocol::read::{self, Landmarks};
 use serde::Deserialize;
 use tokio::sync::{Semaphore, SemaphorePermit, mpsc};
 
@@ -34,6 +35,7 @@ impl<H: Handler> Loop<H> {
         request: Request,
         responder: Responder,
         attachment: Option<Attachment>,
+        landmarks: Option<Landmarks>,
     ) -> Work {
         let mut id = request.id.clone();
         if request.method == "ping"
@@ -78,7 +80,9 @@ impl<H: Handler> Loop<H> {
                 respond_to(&peer, &responder, id, Err(error)).await;
             }));
         }
-        let progress = progress_token(request.params.as_deref())
+        // The params' landmarks, when the transport read them: the handler takes them too.
+        let params = request.params.as_deref().map(|p| p.get());
+        let progress = progress_token(params, landmarks.as_ref())
             .map(|t| ProgressReporter::new(t, self.core.peer.clone()));
         let context = RequestContext {
             id: id.clone(),
@@ -87,6 +91,7 @@ impl<H: Handler> Loop<H> {
             progress: progress.clone(),
             peer: self.core.peer.clone(),
             attachment,
+            landmarks: landmarks.map(Box::new),
         };
         let ordered = self.core.handler.in_order(&request.method);
         let needs_slot = !self.core.handler.long_lived(&request.method);
@@ -253,9 +258,31 @@ fn reply_in_batch(tx: &mpsc::Sender<Option<serde_json::Value>>, frame: &[u8]) {
     let _ = tx.try_send(serde_json::from_slice(frame).ok());
 }
 
+/// `_meta.progressToken` of the params: from their landmarks when the transport found them;
+/// else read by serde, only when the key may be there. A search rather than the landmarks
+/// here: carried to the handler from the engine, they made a stdio call dearer
+/// (measured: bench/results/profile.md#the-params-landmarks).
 fn progress_token(
-    params: Option<&serde_json::value::RawValue>,
+    params: Option<&str>,
+    landmarks: Option<&Landmarks>,
 ) -> Option<ferry_protocol::types::ProgressToken> {
+    let params = params?;
+    match landmarks {
+        Some(found) => found
+            .progress_token
+            .and_then(|token| serde_json::from_str(token.text(params)).ok()),
+        // Most requests carry no token: no parse when the key cannot be there (a JSON
+        // string can spell a letter of it differently only with an escape).
+        None if read::scan::may_hold(params.as_bytes(), b"progress", b"oken") => {
+            progress_token_by_serde(params)
+        }
+        None => None,
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn progress_token_by_serde(params: &str) -> Option<ferry_protocol::types::ProgressToken> {
     #[derive(Deserialize)]
     struct Probe {
         #[serde(rename = "_meta", default)]
@@ -265,12 +292,6 @@ fn progress_token(
     struct MetaProbe {
         #[serde(rename = "progressToken", default)]
         progress_token: Option<ferry_protocol::types::ProgressToken>,
-    }
-    let params = params?.get();
-    // Most requests carry no token: skip the parse when the key cannot be there (a JSON
-    // string can spell a letter of it differently only with an escape).
-    if !ferry_protocol::read::scan::may_hold(params.as_bytes(), b"progress", b"oken") {
-        return None;
     }
     serde_json::from_str::<Probe>(params)
         .ok()?

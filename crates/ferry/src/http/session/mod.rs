@@ -97,7 +97,7 @@ use serde_json::Value;
 pub(crate) use delete::delete;
 pub(crate) use get_stream::get;
 pub(crate) use post::post;
-pub(crate) use posted::Posted;
+pub(crate) use posted::{Posted, landmarks_of};
 pub(crate) use registry::{Sessions, make_room, make_room_for, new_session_id};
 
 /// `MCP-Session-Id` (a `HeaderName` constant: a `&str` name is parsed at every lookup).

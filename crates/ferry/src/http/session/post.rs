@@ -7,6 +7,7 @@ use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use ferry_protocol::jsonrpc::{ErrorObject, Message, Rejected};
+use ferry_protocol::read::Landmarks;
 use ferry_protocol::{Feature, ProtocolVersion, RequestId};
 use serde::Deserialize;
 
@@ -39,10 +40,11 @@ pub(crate) async fn post(
         cancelled,
         refused,
         message,
+        landmarks,
     } = posted;
     let (rejected, batch) = match shape {
         Shape::Initialize(Some(id)) => {
-            return initialize(shared, headers, bytes, message, id, data).await;
+            return initialize(shared, headers, bytes, message, id, data, landmarks).await;
         }
         Shape::Initialize(None) => return bad_request("initialize must be a request with an id"),
         Shape::Single(rejected) => (rejected, None),
@@ -108,19 +110,19 @@ pub(crate) async fn post(
     }
     if ids.is_empty() {
         // A shared session: answers find the instance that asked, cancellations every one.
-        let (frame, message) = match &shared.config.session_store {
+        let (frame, message, landmarks) = match &shared.config.session_store {
             Some(store) if batch.is_none() => {
                 match shared::route_posted(shared, store.as_ref(), &session, &bytes).await {
-                    Ok(Some(frame)) if *frame == *bytes => (frame, message),
-                    Ok(Some(frame)) => (frame, None),
+                    Ok(Some(frame)) if *frame == *bytes => (frame, message, landmarks),
+                    Ok(Some(frame)) => (frame, None, None),
                     Ok(None) => return StatusCode::ACCEPTED.into_response(),
                     Err(e) => return shared::unavailable(&e),
                 }
             }
-            _ => (bytes.to_vec(), message),
+            _ => (bytes.to_vec(), message, landmarks),
         };
         if session
-            .write(frame, message, data.attachment)
+            .write(frame, message, data.attachment, landmarks)
             .await
             .is_err()
         {
@@ -137,7 +139,7 @@ pub(crate) async fn post(
             Err(response) => return response,
         };
     if session
-        .write(bytes.to_vec(), message, data.attachment)
+        .write(bytes.to_vec(), message, data.attachment, landmarks)
         .await
         .is_err()
     {
@@ -165,6 +167,7 @@ pub(super) async fn initialize(
     message: Option<Message>,
     id: RequestId,
     data: RequestData,
+    landmarks: Option<Landmarks>,
 ) -> Response {
     let store = shared.config.session_store.as_deref();
     if store.is_some() && bytes.len() > MAX_RECORDED_INITIALIZE_BYTES {
@@ -202,7 +205,7 @@ pub(super) async fn initialize(
         Err(response) => return end(response),
     };
     if session
-        .write(bytes.to_vec(), message, data.attachment)
+        .write(bytes.to_vec(), message, data.attachment, landmarks)
         .await
         .is_err()
     {

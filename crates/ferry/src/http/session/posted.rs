@@ -10,14 +10,13 @@
 
 use axum::http::HeaderMap;
 use ferry_protocol::jsonrpc::{self, Inbound, Message, Rejected};
+use ferry_protocol::read::{self, Landmarks};
 use ferry_protocol::{Era, ProtocolVersion, RequestId};
-use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::SESSION_ID;
 use crate::http::headers;
-use crate::http::probe::{Meta, object, present};
 
 /// What the session layer needs of a POSTed body.
 pub(crate) struct Posted {
@@ -34,6 +33,8 @@ pub(crate) struct Posted {
     /// The one valid message, when [`Posted::classified`] read it (handed to the engine,
     /// which then does not read the body again).
     pub(super) message: Option<Message>,
+    /// What the scan of that message's params found (handed on with it).
+    pub(super) landmarks: Option<Landmarks>,
 }
 
 /// The body's shape.
@@ -55,6 +56,7 @@ impl Posted {
             cancelled: Vec::new(),
             refused: None,
             message: None,
+            landmarks: None,
         }
     }
 
@@ -62,7 +64,11 @@ impl Posted {
     /// `Ok` when [`claims`](super::claims) would give it the session era; the message back
     /// when it has a stateless-era sign or a `params` the skim cannot read exactly (the
     /// caller tries the stateless era's probe, then reads the body as a `Value`).
-    pub(crate) fn classified(headers: &HeaderMap, message: Message) -> Result<Posted, Message> {
+    pub(crate) fn classified(
+        headers: &HeaderMap,
+        message: Message,
+        landmarks: Option<Landmarks>,
+    ) -> Result<Posted, Message> {
         if stateless_header(headers) {
             return Err(message);
         }
@@ -78,7 +84,10 @@ impl Posted {
         if method == "server/discover" || (id.is_none() && !headers.contains_key(SESSION_ID)) {
             return Err(message);
         }
-        let Some(params) = Skim::of(params).filter(|p| !p.stateless) else {
+        let Some(params) = landmarks
+            .and_then(|found| Skim::of(params, &found))
+            .filter(|p| !p.stateless)
+        else {
             return Err(message);
         };
         let mut posted = if method == "initialize" {
@@ -97,6 +106,7 @@ impl Posted {
             posted
         };
         posted.message = Some(message);
+        posted.landmarks = landmarks;
         Ok(posted)
     }
 
@@ -160,9 +170,21 @@ pub(super) fn stateless_header(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.era() == Era::Stateless)
 }
 
+/// The landmarks of a message's params (see `ferry_protocol::read::landmarks`): the one
+/// reading of them the session layer, the stateless checks, the engine and the server
+/// share. `None` where the scan declined (serde then reads the body).
+pub(crate) fn landmarks_of(message: &Message) -> Option<Landmarks> {
+    let params = match message {
+        Message::Request(r) => r.params.as_deref(),
+        Message::Notification(n) => n.params.as_deref(),
+        Message::Response(_) => None,
+    };
+    read::landmarks(params.map(|p| p.get()))
+}
+
 /// What a valid message's `params` says to the session layer, read as `Value` would read
-/// it (`None` from [`Skim::of`] when the skim cannot be sure: a repeated member, a value
-/// too deep to parse).
+/// it (`None` from [`Skim::of`] when a member cannot be read exactly: a progress token
+/// nested beyond serde_json's limit).
 #[derive(Default)]
 struct Skim {
     /// `_meta` names a protocol version (a stateless-era request).
@@ -174,32 +196,24 @@ struct Skim {
 }
 
 impl Skim {
-    fn of(params: Option<&RawValue>) -> Option<Skim> {
-        #[derive(Deserialize)]
-        struct Params<'a> {
-            #[serde(rename = "_meta", borrow, default, deserialize_with = "present")]
-            meta: Option<&'a RawValue>,
-            #[serde(rename = "requestId", borrow, default, deserialize_with = "present")]
-            request_id: Option<&'a RawValue>,
-        }
-        // Members of anything but an object are absent (an array of params has none).
-        let Some(params) = params.filter(|p| object(p)) else {
+    fn of(params: Option<&RawValue>, found: &Landmarks) -> Option<Skim> {
+        let Some(params) = params else {
             return Some(Skim::default());
         };
-        let params: Params<'_> = serde_json::from_str(params.get()).ok()?;
+        let params = params.get();
         let mut skim = Skim {
-            request_id: params
+            stateless: found.protocol_version.is_some(),
+            request_id: found
                 .request_id
-                .and_then(|id| serde_json::from_str(id.get()).ok()),
+                .and_then(|id| serde_json::from_str(id.text(params)).ok()),
             ..Skim::default()
         };
-        if let Some(meta) = params.meta.filter(|m| object(m)) {
-            let meta: Meta<'_> = serde_json::from_str(meta.get()).ok()?;
-            skim.stateless = meta.version.is_some();
-            if let Some(token) = meta.progress_token {
-                skim.progress_token =
-                    Some(serde_json::from_str::<Value>(token.get()).ok()?.to_string());
-            }
+        if let Some(token) = found.progress_token {
+            skim.progress_token = Some(
+                serde_json::from_str::<Value>(token.text(params))
+                    .ok()?
+                    .to_string(),
+            );
         }
         Some(skim)
     }
@@ -269,7 +283,8 @@ mod tests {
                 let Inbound::Single(message) = jsonrpc::classify(body.as_bytes()) else {
                     continue;
                 };
-                let Ok(fast) = Posted::classified(headers, message) else {
+                let found = landmarks_of(&message);
+                let Ok(fast) = Posted::classified(headers, message, found) else {
                     continue;
                 };
                 read += 1;

@@ -450,7 +450,7 @@ async fn deliver(shared: &Shared, message: BusMessage) {
             message.frame.into_bytes()
         }
     };
-    let _ = session.write(frame, None, None).await;
+    let _ = session.write(frame, None, None, None).await;
 }
 
 /// Tag the id of a request the engine sends the client with this instance's id
@@ -803,7 +803,7 @@ async fn adopt(
     }
     let initialized = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
     if session
-        .write(to_frame(&initialized), None, None)
+        .write(to_frame(&initialized), None, None, None)
         .await
         .is_err()
     {
@@ -856,7 +856,7 @@ async fn replay(session: &Arc<Session>, request: serde_json::Value) -> Result<()
         .map_err(|_| "a replayed request could not be tracked".to_owned())?;
     let replayed = Some(Attachment::new(crate::engine::Replayed));
     if session
-        .write(to_frame(&request), None, replayed)
+        .write(to_frame(&request), None, replayed, None)
         .await
         .is_err()
     {

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use axum::http::StatusCode;
 use axum::response::Response;
 use ferry_protocol::jsonrpc::{ErrorObject, Message};
+use ferry_protocol::read::Landmarks;
 use ferry_protocol::{ProtocolVersion, RequestId};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -162,6 +163,7 @@ impl Session {
         frame: Frame,
         message: Option<Message>,
         attachment: Option<Attachment>,
+        landmarks: Option<Landmarks>,
     ) -> Result<(), ()> {
         let sender = self
             .to_engine
@@ -171,9 +173,12 @@ impl Session {
         match sender {
             Some(sender) => sender
                 .send(match (message, attachment) {
-                    (Some(message), attachment) => {
-                        TransportEvent::classified(frame, message, attachment)
-                    }
+                    (Some(message), attachment) => match landmarks {
+                        Some(found) => TransportEvent::classified_with_landmarks(
+                            frame, message, attachment, found,
+                        ),
+                        None => TransportEvent::classified(frame, message, attachment),
+                    },
                     (None, Some(attachment)) => TransportEvent::attached(frame, attachment),
                     (None, None) => TransportEvent::Frame(frame),
                 })
