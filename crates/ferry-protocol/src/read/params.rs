@@ -119,13 +119,7 @@ pub fn landmarks(params: Option<&str>) -> Option<Landmarks> {
             "requestId" => &mut found.request_id,
             _ => return Some(()),
         };
-        match slot {
-            Some(_) => None,
-            None => {
-                *slot = Some(Member::of(params, value)?);
-                Some(())
-            }
-        }
+        fill(slot, params, value)
     })?;
     if let Some(meta) = meta.filter(|m| m.text.starts_with('{')) {
         each_member(meta.text, |key, value| {
@@ -135,16 +129,23 @@ pub fn landmarks(params: Option<&str>) -> Option<Landmarks> {
                 "io.modelcontextprotocol/logLevel" => &mut found.log_level,
                 _ => return Some(()),
             };
-            match slot {
-                Some(_) => None,
-                None => {
-                    *slot = Some(Member::of(params, value)?);
-                    Some(())
-                }
-            }
+            fill(slot, params, value)
         })?;
     }
     Some(found)
+}
+
+/// A wanted member's value into its slot: `None` when it was there already (serde's derive
+/// refuses a repeated field where a `Value` keeps the last: the caller's serde decides).
+#[inline(always)]
+fn fill(slot: &mut Option<Member>, params: &str, value: Span<'_>) -> Option<()> {
+    match slot {
+        Some(_) => None,
+        None => {
+            *slot = Some(Member::of(params, value)?);
+            Some(())
+        }
+    }
 }
 
 #[cfg(test)]
