@@ -101,7 +101,8 @@ pub struct RequestContext {
     /// The members of the request's params the layers read (`_meta`'s version and progress
     /// token, a tool's name and raw arguments...), as `ferry_protocol::read::landmarks`
     /// found them when the transport read the params (HTTP); `None` otherwise, and the
-    /// handler reads them itself. Boxed: most requests come without.
+    /// handler reads them itself. Boxed: the context stays small where they are absent
+    /// (stdio), whose calls move it several times.
     pub landmarks: Option<Box<ferry_protocol::read::Landmarks>>,
 }
 
