@@ -6,8 +6,9 @@
 //! (`1` against `1.0`), and the types JSON has no form for are one-key objects — `{"m":
 //! {..}}` an object map, `{"c": "x"}` a character, `{"b": [..]}` a blob, `{"f": "NaN"}` a
 //! float JSON cannot write, `{"p": name, "a": [..]}` a function pointer and its curried
-//! arguments. A timestamp (a moment of one machine's clock) cannot be shared: a script
-//! that leaves one in a variable fails as not kept.
+//! arguments. A timestamp (a moment of one machine's clock) and a closure (a function
+//! known only by a generated name) cannot be shared: a script that leaves one in a
+//! variable fails as not kept.
 //!
 //! Both ways recurse over nested values: they run on the script's thread, whose stack
 //! holds far more than [`MAX_KEPT_DEPTH`](super::MAX_KEPT_DEPTH) levels.
@@ -138,6 +139,11 @@ fn to_json(value: &Dynamic) -> Result<Value, String> {
         Ok(json!({ "b": *blob }))
     } else if value.is_fnptr() {
         let pointer = value.clone_cast::<FnPtr>();
+        // A closure's function is known only by a generated name, which `FnPtr::new`
+        // refuses on the way back: it cannot be kept (as a timestamp cannot).
+        if pointer.is_anonymous() {
+            return Err("closure".to_owned());
+        }
         let curried = pointer
             .iter_curry()
             .map(to_json)
@@ -235,6 +241,22 @@ mod tests {
             write(&scope, &[]),
             Err(("t".to_owned(), "timestamp".to_owned()))
         );
+    }
+
+    #[test]
+    fn closures_are_not_shared() {
+        // Found by the `evaluate` fuzz target: a closure was written by its generated name,
+        // which could not be read back, and the session's state was unreadable.
+        let engine = Engine::new();
+        let mut scope = Scope::new();
+        engine
+            .run_with_scope(
+                &mut scope,
+                r#"let y = || || "x"; let z = Fn("f").curry(|| 1);"#,
+            )
+            .unwrap();
+        let refused = write(&scope, &[]).unwrap_err();
+        assert_eq!(refused.1, "closure");
     }
 
     #[test]
